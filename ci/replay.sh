@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# Usage: ci/replay.sh [--work DIR] [--topics FILE] [--onto TAG] [--help]
+#
+# Replays the series onto the newest import in the mirror (base/import.sh):
+#   base         the import plus base/unmerge.patch
+#   topic/NAME   each topic of topic-branches.txt on its parent
+#   series/v4    every patch, in topic-file order, on base (bisect and b4)
+# Topic commits carry the messages as 'git am' leaves them; series/v4 keeps
+# each patch's notes under '---', which b4 mails with the patch.
+#
+#   --topics FILE  another topic list (default: topic-branches.txt)
+#   --onto TAG     an import tag other than the newest
+#
+# Commits are built in a temporary index, never in a work tree, and all refs
+# move in one transaction at the end: a patch that does not apply stops the
+# run with the topic, the patch and the failing hunk named, and nothing moves.
+# The same patches on the same import give the same commit ids.
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+TOPICS_FILE=$SERIES_TOP/topic-branches.txt
+ONTO=
+UNMERGE_PATCH=$SERIES_TOP/base/unmerge.patch
+SERIES_BRANCH=series/v4
+
+declare -a TOPIC_NAMES=()
+declare -A TOPIC_PARENT=() TOPIC_PATCHES=() TOPIC_LINE=()
+declare -A NEW_REF=()
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--work) SERIES_WORK=$(realpath -m "${2:?--work needs a directory}"); shift ;;
+		--topics) TOPICS_FILE=$(realpath -m "${2:?--topics needs a file}"); shift ;;
+		--onto) ONTO=${2:?--onto needs a tag}; shift ;;
+		*) die "unknown argument '$1' (see --help)" ;;
+		esac
+		shift
+	done
+}
+
+# Resolve a patch path from the topic list: relative to the repository top.
+patch_path() {
+	case "$1" in
+	/*) printf '%s\n' "$1" ;;
+	*) printf '%s/%s\n' "$SERIES_TOP" "$1" ;;
+	esac
+}
+
+read_topics() {
+	local n=0 line name parent patches p
+	[ -r "$TOPICS_FILE" ] || die "$TOPICS_FILE: topic list not found"
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		line=${line%%#*}
+		read -r name parent patches <<<"$line" || true
+		[ -n "$name" ] || continue
+		[ -n "$patches" ] || die "$TOPICS_FILE:$n: topic '$name' needs a parent and at least one patch"
+		git check-ref-format "refs/heads/topic/$name" ||
+			die "$TOPICS_FILE:$n: '$name' is not a valid branch name"
+		[ -z "${TOPIC_PARENT[$name]+x}" ] || die "$TOPICS_FILE:$n: topic '$name' listed twice"
+		for p in $patches; do
+			[ -f "$(patch_path "$p")" ] || die "$TOPICS_FILE:$n: patch file $p of topic '$name' not found"
+		done
+		TOPIC_NAMES+=("$name")
+		TOPIC_PARENT[$name]=$parent
+		TOPIC_PATCHES[$name]=$patches
+		TOPIC_LINE[$name]=$n
+	done <"$TOPICS_FILE"
+	[ ${#TOPIC_NAMES[@]} -gt 0 ] || die "$TOPICS_FILE: no topics"
+	check_topic_graph
+}
+
+# Every parent is base or a topic, and following parents never loops.
+check_topic_graph() {
+	local name cur seen steps
+	for name in "${TOPIC_NAMES[@]}"; do
+		cur=${TOPIC_PARENT[$name]}
+		[ "$cur" = base ] || [ -n "${TOPIC_PARENT[$cur]+x}" ] ||
+			die "$TOPICS_FILE:${TOPIC_LINE[$name]}: topic '$name' has unknown parent '$cur'"
+		seen=" $name " steps=0
+		while [ "$cur" != base ]; do
+			case "$seen" in *" $cur "*)
+				die "$TOPICS_FILE:${TOPIC_LINE[$name]}: topic '$name' is part of a parent cycle ($seen$cur)" ;;
+			esac
+			seen+="$cur "
+			cur=${TOPIC_PARENT[$cur]}
+			steps=$((steps + 1))
+		done
+	done
+}
+
+check_mirror() {
+	mirror_exists || die "no mirror at $(mirror_dir): run base/import.sh first"
+	if [ -z "$ONTO" ]; then
+		ONTO=$(newest_import_tag) || die "the mirror at $(mirror_dir) has no import: run base/import.sh"
+	fi
+	mgit rev-parse -q --verify "refs/tags/$ONTO^{commit}" >/dev/null ||
+		die "base import '$ONTO' not found in $(mirror_dir)"
+	[ -f "$UNMERGE_PATCH" ] || die "$UNMERGE_PATCH: unmerge patch not found"
+}
+
+# Refuse to move a branch that a work tree of the mirror has checked out,
+# and to run while the main work tree has uncommitted changes.
+check_worktrees() {
+	local wt="" line branch
+	while IFS= read -r line; do
+		case "$line" in
+		"worktree "*) wt=${line#worktree } ;;
+		"branch refs/heads/"*)
+			branch=${line#branch refs/heads/}
+			case "$branch" in base | "$SERIES_BRANCH" | topic/*)
+				die "branch $branch is checked out in $wt; check out another commit there first" ;;
+			esac ;;
+		esac
+	done < <(mgit worktree list --porcelain)
+	if mgit rev-parse -q --verify HEAD >/dev/null &&
+		[ -n "$(mgit status --porcelain --untracked-files=no 2>/dev/null | head -1)" ]; then
+		die "the mirror work tree $(mirror_dir) has uncommitted changes; commit or stash them first"
+	fi
+}
+
+# Patch parsing: sets P_AUTHOR, P_EMAIL, P_DATE, P_SUBJECT, P_MSG, P_NOTES.
+parse_patch() {
+	local file=$1 info body notes
+	local tmp=$REPLAY_TMP/mailinfo
+	mkdir -p "$tmp"
+	info=$(git mailinfo "$tmp/msg" "$tmp/patch" <"$file") ||
+		die "$file: not a patch in mail format"
+	P_AUTHOR=$(sed -n 's/^Author: //p' <<<"$info")
+	P_EMAIL=$(sed -n 's/^Email: //p' <<<"$info")
+	P_DATE=$(sed -n 's/^Date: //p' <<<"$info")
+	P_SUBJECT=$(sed -n 's/^Subject: //p' <<<"$info")
+	[ -n "$P_AUTHOR" ] && [ -n "$P_EMAIL" ] && [ -n "$P_SUBJECT" ] ||
+		die "$file: missing From: or Subject:"
+	grep -q '^diff --git ' "$tmp/patch" || die "$file: contains no diff"
+	body=$(cat "$tmp/msg")
+	P_MSG=$(printf '%s\n\n%s\n' "$P_SUBJECT" "$body")
+	# Notes: what stands between the first '---' and the diffstat's '---'.
+	notes=$(awk '/^diff --git /{exit} {print}' "$tmp/patch" |
+		awk 'NR==1 && $0=="---"{next} {l[n++]=$0} END{last=-1; for(i=0;i<n;i++) if(l[i]=="---") last=i; for(i=0;i<last;i++) print l[i]}')
+	P_NOTES=$notes
+	cp "$tmp/patch" "$REPLAY_TMP/diff"
+}
+
+# Name the hunk that failed: git apply says "patch failed: FILE:LINE".
+describe_failure() {
+	local patch=$1 err=$2 where file line hunk
+	where=$(sed -n 's/^error: patch failed: //p' "$err" | head -1)
+	if [ -n "$where" ]; then
+		file=${where%:*} line=${where##*:}
+		hunk=$(awk -v f="$file" -v l="$line" '
+			/^diff --git /{cur=($0 ~ " b/" f "$")}
+			cur && /^@@ /{split($2,a,","); if (substr(a[1],2)==l) {print; exit}}' "$patch")
+		printf 'failing hunk in %s: %s\n' "$file" "${hunk:-at line $line}"
+	else
+		sed -n 's/^error: //p' "$err" | head -3
+	fi
+}
+
+# commit_patch PARENT PATCH-FILE CONTEXT WITH_NOTES -> prints the new commit
+commit_patch() {
+	local parent=$1 file=$2 context=$3 with_notes=$4 tree msg
+	parse_patch "$file"
+	GIT_INDEX_FILE=$REPLAY_TMP/index mgit read-tree "$parent"
+	if ! GIT_INDEX_FILE=$REPLAY_TMP/index mgit apply --cached --whitespace=nowarn \
+		"$REPLAY_TMP/diff" 2>"$REPLAY_TMP/apply.err"; then
+		die "$context: patch ${file#"$SERIES_TOP"/} does not apply: $(describe_failure "$file" "$REPLAY_TMP/apply.err")"
+	fi
+	tree=$(GIT_INDEX_FILE=$REPLAY_TMP/index mgit write-tree)
+	msg=$P_MSG
+	if [ "$with_notes" = yes ] && [ -n "$P_NOTES" ]; then
+		msg=$(printf '%s\n---\n%s\n' "$P_MSG" "$P_NOTES")
+	fi
+	printf '%s\n' "$msg" |
+		GIT_AUTHOR_NAME=$P_AUTHOR GIT_AUTHOR_EMAIL=$P_EMAIL GIT_AUTHOR_DATE=$P_DATE \
+			GIT_COMMITTER_DATE=$P_DATE mgit commit-tree "$tree" -p "$parent"
+}
+
+build_base() {
+	local import
+	import=$(mgit rev-parse "refs/tags/$ONTO^{commit}")
+	NEW_REF[base]=$(commit_patch "$import" "$UNMERGE_PATCH" "base" no)
+}
+
+build_topic() {
+	local name=$1 parent p head
+	[ -z "${NEW_REF[topic/$name]+x}" ] || return 0
+	parent=${TOPIC_PARENT[$name]}
+	if [ "$parent" = base ]; then
+		head=${NEW_REF[base]}
+	else
+		build_topic "$parent"
+		head=${NEW_REF[topic/$parent]}
+	fi
+	for p in ${TOPIC_PATCHES[$name]}; do
+		head=$(commit_patch "$head" "$(patch_path "$p")" "topic $name" no)
+	done
+	NEW_REF[topic/$name]=$head
+}
+
+build_series() {
+	local name p head=${NEW_REF[base]}
+	for name in "${TOPIC_NAMES[@]}"; do
+		for p in ${TOPIC_PATCHES[$name]}; do
+			head=$(commit_patch "$head" "$(patch_path "$p")" "$SERIES_BRANCH (topic $name)" yes)
+		done
+	done
+	NEW_REF[$SERIES_BRANCH]=$head
+}
+
+leaf_topics() {
+	local name other leaf
+	for name in "${TOPIC_NAMES[@]}"; do
+		leaf=1
+		for other in "${TOPIC_NAMES[@]}"; do
+			[ "${TOPIC_PARENT[$other]}" != "$name" ] || leaf=0
+		done
+		[ $leaf = 0 ] || printf '%s\n' "$name"
+	done
+}
+
+# The leaf topics merged together must give the tree of series/v4.
+check_topics_merge_to_series() {
+	local leaf merged="" tree want
+	for leaf in $(leaf_topics); do
+		if [ -z "$merged" ]; then
+			merged=${NEW_REF[topic/$leaf]}
+			tree=$(mgit rev-parse "$merged^{tree}")
+		else
+			tree=$(mgit merge-tree --write-tree "$merged" "${NEW_REF[topic/$leaf]}") ||
+				die "leaf topics do not merge cleanly (at topic $leaf)"
+			merged=$(printf 'merge\n' | mgit commit-tree "$tree" -p "$merged" -p "${NEW_REF[topic/$leaf]}")
+		fi
+	done
+	want=$(mgit rev-parse "${NEW_REF[$SERIES_BRANCH]}^{tree}")
+	[ "$tree" = "$want" ] ||
+		die "merging the leaf topics gives tree $tree, $SERIES_BRANCH has $want"
+}
+
+# One transaction: either every ref moves or none does.
+update_refs() {
+	local ref old
+	{
+		for ref in "${!NEW_REF[@]}"; do
+			old=$(mgit rev-parse -q --verify "refs/heads/$ref" || echo 0000000000000000000000000000000000000000)
+			printf 'update refs/heads/%s %s %s\n' "$ref" "${NEW_REF[$ref]}" "$old"
+		done
+		# Topics that are no longer listed go away with the same transaction.
+		mgit for-each-ref --format='%(refname)' refs/heads/topic/ | while read -r ref; do
+			[ -n "${NEW_REF[${ref#refs/heads/}]+x}" ] || printf 'delete %s\n' "$ref"
+		done
+	} | mgit update-ref --stdin
+}
+
+report() {
+	local ref
+	for ref in base "${TOPIC_NAMES[@]/#/topic/}" "$SERIES_BRANCH"; do
+		printf '%-22s %s\n' "$ref" "$(mgit log -1 --format='%h %s' "${NEW_REF[$ref]}")"
+	done
+	note "replayed ${#TOPIC_NAMES[@]} topics onto $ONTO"
+}
+
+main() {
+	parse_args "$@"
+	take_work_lock
+	read_topics
+	check_mirror
+	check_worktrees
+	REPLAY_TMP=$(mktemp -d "$SERIES_WORK/replay.XXXXXX")
+	trap 'rm -rf "$REPLAY_TMP"' EXIT
+	export_tool_committer
+	build_base
+	local name
+	for name in "${TOPIC_NAMES[@]}"; do
+		build_topic "$name"
+	done
+	build_series
+	check_topics_merge_to_series
+	update_refs
+	report
+}
+
+main "$@"
