@@ -10,7 +10,7 @@ set -euo pipefail
 
 PACKAGES=(
 	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
-	cpio xz-utils kmod python3 perl git git-filter-repo
+	cpio xz-utils file kmod python3 perl git git-filter-repo
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs
 	sparse coccinelle b4 util-linux python3-ply python3-git
 )

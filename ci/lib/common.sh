@@ -75,3 +75,31 @@ now_s() {
 elapsed_since() {
 	awk -v a="$1" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }'
 }
+
+# KVM counts only if it boots a kernel to its root-mount stage within
+# SERIES_KVM_PROBE_SECONDS: nested KVM here has hung at early boot.
+probe_kvm() {
+	local kernel=$1 log
+	[ -w /dev/kvm ] || return 1
+	log=$(mktemp)
+	timeout --kill-after=5 "${SERIES_KVM_PROBE_SECONDS:-20}" qemu-system-x86_64 \
+		-accel kvm -machine pc -m 256 -no-reboot -display none -monitor none \
+		-kernel "$kernel" -append "console=ttyS0 panic=-1" \
+		-serial "file:$log" </dev/null >/dev/null 2>&1 || true
+	if grep -q -e 'VFS: Unable to mount root' -e 'Run /init' -e 'No working init' "$log"; then
+		rm -f "$log"
+		return 0
+	fi
+	rm -f "$log"
+	return 1
+}
+
+# pick_accel auto|tcg|kvm KERNEL -> prints the accelerator to use
+pick_accel() {
+	local want=$1 kernel=$2
+	case "$want" in
+	tcg) echo tcg ;;
+	kvm) probe_kvm "$kernel" || die "KVM was asked for but does not boot a guest here"; echo kvm ;;
+	*) if probe_kvm "$kernel"; then echo kvm; else echo tcg; fi ;;
+	esac
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * LD_PRELOAD shim for QEMU only: fsync() and fdatasync() of the file named
+ * by VPMEM_FAIL_FSYNC fail with EIO, as a failing host disk would. Every
+ * other file is synced as usual. Never loaded into anything but QEMU.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int is_faulty(int fd)
+{
+	const char *target = getenv("VPMEM_FAIL_FSYNC");
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	if (!target || !*target)
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n < 0)
+		return 0;
+	path[n] = '\0';
+	return strcmp(path, target) == 0;
+}
+
+int fsync(int fd)
+{
+	static int (*real_fsync)(int);
+
+	if (is_faulty(fd)) {
+		errno = EIO;
+		return -1;
+	}
+	if (!real_fsync)
+		real_fsync = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+	return real_fsync(fd);
+}
+
+int fdatasync(int fd)
+{
+	static int (*real_fdatasync)(int);
+
+	if (is_faulty(fd)) {
+		errno = EIO;
+		return -1;
+	}
+	if (!real_fdatasync)
+		real_fdatasync = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+	return real_fdatasync(fd);
+}

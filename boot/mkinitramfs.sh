@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Usage: boot/mkinitramfs.sh --out FILE [--work DIR] [--help]
+#
+# Builds the test initramfs (gzip'ed cpio): busybox-static, boot/init, the
+# in-guest TAP tests (boot/tests/*.c, built static against the kselftest
+# harness of the newest import in the mirror) and the host's mke2fs and
+# mkfs.xfs with the shared libraries they need.
+set -euo pipefail
+. "$(dirname "$0")/../ci/lib/common.sh"
+
+OUT=
+GUEST_TOOLS=(/sbin/mke2fs /sbin/mkfs.xfs)
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--out) OUT=$(realpath -m "${2:?--out needs a file}"); shift ;;
+		--work) SERIES_WORK=$(realpath -m "${2:?--work needs a directory}"); shift ;;
+		*) die "unknown argument '$1' (see --help)" ;;
+		esac
+		shift
+	done
+	[ -n "$OUT" ] || die "--out FILE is required"
+}
+
+# The harness headers come from the imported kernel, not from this repo.
+fetch_harness() {
+	local dir=$1 tag f
+	tag=$(newest_import_tag) || die "no import in the mirror: run base/import.sh"
+	mkdir -p "$dir"
+	for f in kselftest_harness.h kselftest.h; do
+		mgit show "$tag:tools/testing/selftests/$f" >"$dir/$f" ||
+			die "$tag has no tools/testing/selftests/$f"
+	done
+}
+
+build_tests() {
+	local root=$1 inc=$2
+	gcc -static -O2 -Wall -Wno-format-truncation -I"$inc" \
+		-o "$root/pmem_tests" "$SERIES_TOP/boot/tests/pmem_tests.c" -lpthread ||
+		die "boot/tests/pmem_tests.c does not build"
+}
+
+# Copy a dynamic binary and every library ldd names into root.
+copy_with_libs() {
+	local root=$1 bin=$2 lib
+	[ -x "$bin" ] || die "$bin not found (install e2fsprogs and xfsprogs)"
+	install -D -m 0755 "$bin" "$root$bin"
+	for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+		[ -e "$root$lib" ] || install -D -m 0755 "$lib" "$root$lib"
+	done
+}
+
+populate_root() {
+	local root=$1 tool
+	mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,mnt,tmp}
+	[ -x /bin/busybox ] || die "/bin/busybox not found (install busybox-static)"
+	file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
+		die "/bin/busybox is not static (install busybox-static)"
+	install -m 0755 /bin/busybox "$root/bin/busybox"
+	install -m 0755 "$SERIES_TOP/boot/init" "$root/init"
+	[ ! -f /etc/mke2fs.conf ] || install -m 0644 /etc/mke2fs.conf "$root/etc/mke2fs.conf"
+	for tool in "${GUEST_TOOLS[@]}"; do
+		copy_with_libs "$root" "$tool"
+	done
+}
+
+main() {
+	parse_args "$@"
+	need_cmds gcc cpio gzip ldd file
+	local tmp
+	tmp=$(mktemp -d)
+	INITRAMFS_TMP=$tmp
+	trap 'rm -rf "$INITRAMFS_TMP"' EXIT
+	fetch_harness "$tmp/include"
+	populate_root "$tmp/root"
+	build_tests "$tmp/root" "$tmp/include"
+	mkdir -p "$(dirname "$OUT")"
+	(cd "$tmp/root" && find . -print0 | sort -z |
+		cpio --null -o -H newc --reproducible --quiet) | gzip -n -9 >"$OUT.tmp"
+	mv "$OUT.tmp" "$OUT"
+	note "wrote $OUT ($(du -k "$OUT" | cut -f1) KiB)"
+}
+
+main "$@"

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Usage: boot/run-qemu.sh --kernel BZIMAGE --initrd FILE --out DIR
+#                         [--timeout SECONDS] [--accel auto|tcg|kvm] [--help]
+#
+# Boots one kernel in QEMU with the test devices and runs the in-guest tests:
+#   - virtio-pmem-pci, 512 MiB, backed by DIR/main.img (share=on);
+#   - virtio-pmem-pci, 128 MiB, backed by DIR/faulty.img, whose host fsync
+#     fails (boot/fsync-fault.c, LD_PRELOADed into QEMU only);
+#   - a legacy e820 pmem region, memmap=512M!1G, the synchronous control.
+# Writes DIR/console.log (ttyS0), DIR/tap.log (ttyS1), DIR/trace.log (QEMU
+# virtio_pmem* trace events), DIR/qemu.log, DIR/accel and DIR/boot.status:
+# one word (ok, panic, timeout, no-init, early-exit, qemu-error), then the
+# console's last lines when it is not ok. Exits 0 only for ok.
+#
+# A boot is ok only if the guest wrote its sentinel and left through the
+# isa-debug-exit device (status 33): a panic with panic=-1 exits QEMU with
+# status 0, so QEMU's status alone proves nothing.
+set -euo pipefail
+. "$(dirname "$0")/../ci/lib/common.sh"
+
+KERNEL= INITRD= OUT= TIMEOUT=300 ACCEL=auto
+DEBUG_EXIT_OK=33
+MAIN_SIZE=512M
+FAULTY_SIZE=128M
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--kernel) KERNEL=$(realpath -m "${2:?}"); shift ;;
+		--initrd) INITRD=$(realpath -m "${2:?}"); shift ;;
+		--out) OUT=$(realpath -m "${2:?}"); shift ;;
+		--timeout) TIMEOUT=${2:?}; shift ;;
+		--accel) ACCEL=${2:?}; shift ;;
+		*) die "unknown argument '$1' (see --help)" ;;
+		esac
+		shift
+	done
+	[ -n "$KERNEL" ] && [ -n "$INITRD" ] && [ -n "$OUT" ] ||
+		die "--kernel, --initrd and --out are required"
+	[ -r "$KERNEL" ] || die "kernel $KERNEL not found"
+	[ -r "$INITRD" ] || die "initramfs $INITRD not found"
+	case "$ACCEL" in auto | tcg | kvm) ;; *) die "--accel must be auto, tcg or kvm" ;; esac
+}
+
+# The shim is built next to the guest artefacts, once per source change.
+fault_shim() {
+	local so="$SERIES_WORK/guest/fsync-fault.so" src="$SERIES_TOP/boot/fsync-fault.c"
+	if [ ! -f "$so" ] || [ "$src" -nt "$so" ]; then
+		mkdir -p "$(dirname "$so")"
+		gcc -shared -fPIC -O2 -Wall -o "$so.tmp" "$src" -ldl || die "cannot build $src"
+		mv "$so.tmp" "$so"
+	fi
+	printf '%s\n' "$so"
+}
+
+qemu_args() {
+	local accel=$1 token=$2
+	printf '%s\n' -accel "$accel" -machine pc -smp 2 \
+		-m 2G,slots=4,maxmem=8G -no-reboot -display none -monitor none \
+		-kernel "$KERNEL" -initrd "$INITRD" \
+		-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 memmap=512M!1G vpmem_token=$token" \
+		-serial "file:$OUT/console.log" -serial "file:$OUT/tap.log" \
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-object "memory-backend-file,id=vpmem-main,share=on,mem-path=$OUT/main.img,size=$MAIN_SIZE" \
+		-device virtio-pmem-pci,memdev=vpmem-main,id=vpmem0 \
+		-object "memory-backend-file,id=vpmem-faulty,share=on,mem-path=$OUT/faulty.img,size=$FAULTY_SIZE" \
+		-device virtio-pmem-pci,memdev=vpmem-faulty,id=vpmem1 \
+		-trace 'virtio_pmem*' -D "$OUT/trace.log"
+}
+
+boot_status() {
+	local rc=$1
+	if [ "$rc" -eq 124 ]; then
+		echo timeout
+	elif grep -q 'Kernel panic' "$OUT/console.log" 2>/dev/null; then
+		echo panic
+	elif [ "$rc" -eq "$DEBUG_EXIT_OK" ] && grep -q '^vpmem-guest: tests done' "$OUT/tap.log" 2>/dev/null; then
+		echo ok
+	elif ! grep -q 'vpmem-guest: init reached' "$OUT/console.log" 2>/dev/null; then
+		if [ ! -s "$OUT/console.log" ] && [ "$rc" -ne 0 ]; then echo qemu-error; else echo no-init; fi
+	else
+		echo early-exit
+	fi
+}
+
+main() {
+	parse_args "$@"
+	need_cmds qemu-system-x86_64 timeout gcc
+	mkdir -p "$OUT"
+	rm -f "$OUT"/{console,tap,trace,qemu}.log "$OUT"/{main,faulty}.img
+	truncate -s "$MAIN_SIZE" "$OUT/main.img"
+	truncate -s "$FAULTY_SIZE" "$OUT/faulty.img"
+	local accel token shim rc=0 status start
+	accel=$(pick_accel "$ACCEL" "$KERNEL")
+	printf '%s\n' "$accel" >"$OUT/accel"
+	token=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+	printf '%s\n' "$token" >"$OUT/token"
+	shim=$(fault_shim)
+	mapfile -t args < <(qemu_args "$accel" "$token")
+	start=$(now_s)
+	LD_PRELOAD=$shim VPMEM_FAIL_FSYNC=$(realpath "$OUT/faulty.img") \
+		timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 "${args[@]}" \
+		</dev/null >"$OUT/qemu.log" 2>&1 || rc=$?
+	elapsed_since "$start" >"$OUT/boot.seconds"
+	status=$(boot_status "$rc")
+	{
+		printf '%s\n' "$status"
+		if [ "$status" != ok ]; then
+			printf 'qemu exit status %s after %ss (%s)\n' "$rc" "$(cat "$OUT/boot.seconds")" "$accel"
+			tail -n 25 "$OUT/console.log" 2>/dev/null || true
+			tail -n 5 "$OUT/qemu.log" 2>/dev/null || true
+		fi
+	} >"$OUT/boot.status"
+	[ "$status" = ok ]
+}
+
+main "$@"
