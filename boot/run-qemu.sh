@@ -103,6 +103,8 @@ main() {
 		timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 "${args[@]}" \
 		</dev/null >"$OUT/qemu.log" 2>&1 || rc=$?
 	elapsed_since "$start" >"$OUT/boot.seconds"
+	# Serial lines end in CR LF.
+	sed -i 's/\r$//' "$OUT/console.log" "$OUT/tap.log" 2>/dev/null || true
 	status=$(boot_status "$rc")
 	{
 		printf '%s\n' "$status"

@@ -10,6 +10,7 @@
 #
 #   --topics FILE  another topic list (default: topic-branches.txt)
 #   --onto TAG     an import tag other than the newest
+#   --unmerge FILE another unmerge patch (default: base/unmerge.patch)
 #
 # Commits are built in a temporary index, never in a work tree, and all refs
 # move in one transaction at the end: a patch that does not apply stops the
@@ -17,6 +18,7 @@
 # The same patches on the same import give the same commit ids.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/patches.sh"
 
 TOPICS_FILE=$SERIES_TOP/topic-branches.txt
 ONTO=
@@ -34,6 +36,7 @@ parse_args() {
 		--work) SERIES_WORK=$(realpath -m "${2:?--work needs a directory}"); shift ;;
 		--topics) TOPICS_FILE=$(realpath -m "${2:?--topics needs a file}"); shift ;;
 		--onto) ONTO=${2:?--onto needs a tag}; shift ;;
+		--unmerge) UNMERGE_PATCH=$(realpath -m "${2:?--unmerge needs a file}"); shift ;;
 		*) die "unknown argument '$1' (see --help)" ;;
 		esac
 		shift
@@ -119,63 +122,6 @@ check_worktrees() {
 		[ -n "$(mgit status --porcelain --untracked-files=no 2>/dev/null | head -1)" ]; then
 		die "the mirror work tree $(mirror_dir) has uncommitted changes; commit or stash them first"
 	fi
-}
-
-# Patch parsing: sets P_AUTHOR, P_EMAIL, P_DATE, P_SUBJECT, P_MSG, P_NOTES.
-parse_patch() {
-	local file=$1 info body notes
-	local tmp=$REPLAY_TMP/mailinfo
-	mkdir -p "$tmp"
-	info=$(git mailinfo "$tmp/msg" "$tmp/patch" <"$file") ||
-		die "$file: not a patch in mail format"
-	P_AUTHOR=$(sed -n 's/^Author: //p' <<<"$info")
-	P_EMAIL=$(sed -n 's/^Email: //p' <<<"$info")
-	P_DATE=$(sed -n 's/^Date: //p' <<<"$info")
-	P_SUBJECT=$(sed -n 's/^Subject: //p' <<<"$info")
-	[ -n "$P_AUTHOR" ] && [ -n "$P_EMAIL" ] && [ -n "$P_SUBJECT" ] ||
-		die "$file: missing From: or Subject:"
-	grep -q '^diff --git ' "$tmp/patch" || die "$file: contains no diff"
-	body=$(cat "$tmp/msg")
-	P_MSG=$(printf '%s\n\n%s\n' "$P_SUBJECT" "$body")
-	# Notes: what stands between the first '---' and the diffstat's '---'.
-	notes=$(awk '/^diff --git /{exit} {print}' "$tmp/patch" |
-		awk 'NR==1 && $0=="---"{next} {l[n++]=$0} END{last=-1; for(i=0;i<n;i++) if(l[i]=="---") last=i; for(i=0;i<last;i++) print l[i]}')
-	P_NOTES=$notes
-	cp "$tmp/patch" "$REPLAY_TMP/diff"
-}
-
-# Name the hunk that failed: git apply says "patch failed: FILE:LINE".
-describe_failure() {
-	local patch=$1 err=$2 where file line hunk
-	where=$(sed -n 's/^error: patch failed: //p' "$err" | head -1)
-	if [ -n "$where" ]; then
-		file=${where%:*} line=${where##*:}
-		hunk=$(awk -v f="$file" -v l="$line" '
-			/^diff --git /{cur=($0 ~ " b/" f "$")}
-			cur && /^@@ /{split($2,a,","); if (substr(a[1],2)==l) {print; exit}}' "$patch")
-		printf 'failing hunk in %s: %s\n' "$file" "${hunk:-at line $line}"
-	else
-		sed -n 's/^error: //p' "$err" | head -3
-	fi
-}
-
-# commit_patch PARENT PATCH-FILE CONTEXT WITH_NOTES -> prints the new commit
-commit_patch() {
-	local parent=$1 file=$2 context=$3 with_notes=$4 tree msg
-	parse_patch "$file"
-	GIT_INDEX_FILE=$REPLAY_TMP/index mgit read-tree "$parent"
-	if ! GIT_INDEX_FILE=$REPLAY_TMP/index mgit apply --cached --whitespace=nowarn \
-		"$REPLAY_TMP/diff" 2>"$REPLAY_TMP/apply.err"; then
-		die "$context: patch ${file#"$SERIES_TOP"/} does not apply: $(describe_failure "$file" "$REPLAY_TMP/apply.err")"
-	fi
-	tree=$(GIT_INDEX_FILE=$REPLAY_TMP/index mgit write-tree)
-	msg=$P_MSG
-	if [ "$with_notes" = yes ] && [ -n "$P_NOTES" ]; then
-		msg=$(printf '%s\n---\n%s\n' "$P_MSG" "$P_NOTES")
-	fi
-	printf '%s\n' "$msg" |
-		GIT_AUTHOR_NAME=$P_AUTHOR GIT_AUTHOR_EMAIL=$P_EMAIL GIT_AUTHOR_DATE=$P_DATE \
-			GIT_COMMITTER_DATE=$P_DATE mgit commit-tree "$tree" -p "$parent"
 }
 
 build_base() {
@@ -268,8 +214,7 @@ main() {
 	read_topics
 	check_mirror
 	check_worktrees
-	REPLAY_TMP=$(mktemp -d "$SERIES_WORK/replay.XXXXXX")
-	trap 'rm -rf "$REPLAY_TMP"' EXIT
+	make_patch_tmp
 	export_tool_committer
 	build_base
 	local name

@@ -45,12 +45,15 @@ newest_import_tag() {
 
 # Serialise runs that share a work directory: the second one waits up to
 # SERIES_LOCK_WAIT seconds, then refuses.
+# A script run by a lock holder inherits the lock (SERIES_LOCK_HELD).
 take_work_lock() {
 	mkdir -p "$SERIES_WORK"
+	[ "${SERIES_LOCK_HELD:-}" != "$SERIES_WORK" ] || return 0
 	exec {SERIES_LOCK_FD}>"$SERIES_WORK/.lock"
 	if ! flock -w "${SERIES_LOCK_WAIT:-0}" "$SERIES_LOCK_FD"; then
 		die "another run holds $SERIES_WORK/.lock; wait for it or use another --work"
 	fi
+	export SERIES_LOCK_HELD=$SERIES_WORK
 }
 
 need_cmds() {
@@ -102,4 +105,48 @@ pick_accel() {
 	kvm) probe_kvm "$kernel" || die "KVM was asked for but does not boot a guest here"; echo kvm ;;
 	*) if probe_kvm "$kernel"; then echo kvm; else echo tcg; fi ;;
 	esac
+}
+
+build_tree() {
+	printf '%s/tree\n' "$SERIES_WORK"
+}
+
+build_dir() {
+	printf '%s/build/%s\n' "$SERIES_WORK" "$1"
+}
+
+build_jobs() {
+	echo $(($(nproc) + 1))
+}
+
+kernel_cache_key() {
+	local commit=$1 fragment=$2 extra=${3:-} tree
+	tree=$(mgit rev-parse "$commit^{tree}")
+	printf '%s-%s\n' "${tree:0:16}" \
+		"$(printf '%s\n%s\n' "$(cat "$fragment")" "$extra" | sha256sum | cut -c1-12)"
+}
+
+# Check out COMMIT, detached, in the tooling's own work tree of the mirror.
+# Only the files that differ are rewritten, so their mtimes alone change.
+checkout_build_tree() {
+	local commit=$1 tree
+	tree=$(build_tree)
+	if [ ! -e "$tree/.git" ]; then
+		mgit worktree prune
+		mgit worktree add -q --detach "$tree" "$commit" >&2
+	else
+		git -C "$tree" checkout -q -f --detach "$commit"
+	fi
+}
+
+# tinyconfig plus the fragment, then olddefconfig; make only rebuilds what
+# the symbols that changed touch.
+configure_build() {
+	local name=$1 fragment=$2 tree out
+	tree=$(build_tree)
+	out=$(build_dir "$name")
+	mkdir -p "$out"
+	make -C "$tree" O="$out" tinyconfig >/dev/null
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$fragment" >/dev/null
+	make -C "$tree" O="$out" olddefconfig >/dev/null
 }

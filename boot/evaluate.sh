@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Usage: boot/evaluate.sh DIR COLUMN [--expected FILE] [--help]
+#
+# Compares the results of one boot in DIR (tap.log from the guest, host.tap
+# from boot/check-host.sh) with column COLUMN of boot/expected.tsv (base,
+# 1..5, reference, or "final" for the last numbered column). Writes
+#   DIR/details.tsv  test, group, expected, observed, verdict (match/MISMATCH)
+#   DIR/groups.tsv   group, cell: ok, xfail (failed as expected), - (skipped
+#                    as expected), FAIL (anything not as expected)
+# and prints every mismatch. Exits 0 when all results are as expected.
+set -euo pipefail
+. "$(dirname "$0")/../ci/lib/common.sh"
+
+EXPECTED=$SERIES_TOP/boot/expected.tsv
+
+# observed results, "name<TAB>ok|fail|skip", from TAP files
+observed_results() {
+	cat "$@" 2>/dev/null | awk '
+		/^(not )?ok [0-9]+ / {
+			res = ($1 == "not") ? "fail" : "ok"
+			name = ($1 == "not") ? $4 : $3
+			sub(/^pmem\./, "", name)
+			if (res == "ok" && $0 ~ /# SKIP/) res = "skip"
+			print name "\t" res
+		}'
+}
+
+resolve_column() {
+	local col=$1 header
+	header=$(grep -m1 '^# test' "$EXPECTED" | sed 's/^# //')
+	if [ "$col" = final ]; then
+		col=$(tr -s '\t' '\n' <<<"$header" | grep -E '^[0-9]+$' | sort -n | tail -1)
+	fi
+	tr -s '\t' '\n' <<<"$header" | grep -qxF -- "$col" ||
+		die "$EXPECTED has no column '$col'"
+	printf '%s\n' "$col"
+}
+
+main() {
+	local dir="" col="" args=()
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--expected) EXPECTED=$(realpath "${2:?}"); shift ;;
+		*) args+=("$1") ;;
+		esac
+		shift
+	done
+	[ ${#args[@]} -eq 2 ] || die "usage: boot/evaluate.sh DIR COLUMN"
+	dir=${args[0]}
+	[ -d "$dir" ] || die "$dir: no such results directory"
+	col=$(resolve_column "${args[1]}")
+	observed_results "$dir/tap.log" "$dir/host.tap" >"$dir/observed.tsv"
+	awk -F'\t+' -v col="$col" -v details="$dir/details.tsv" -v groups="$dir/groups.tsv" '
+		FNR == NR { obs[$1] = $2; next }
+		/^# test/ { sub(/^# /, ""); for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+		/^#/ || NF < 3 { next }
+		{
+			name = $1; group = $2; want = $c
+			got = (name in obs) ? obs[name] : "missing"
+			verdict = (got == want) ? "match" : "MISMATCH"
+			print name "\t" group "\t" want "\t" got "\t" verdict > details
+			if (!(group in seen)) { seen[group] = 1; order[++ng] = group }
+			if (verdict == "MISMATCH") { bad[group] = 1; nbad++
+				printf "MISMATCH %s: expected %s, got %s\n", name, want, got }
+			if (want == "fail") xf[group] = 1
+			if (want != "skip") live[group] = 1
+		}
+		END {
+			for (i = 1; i <= ng; i++) {
+				g = order[i]
+				cell = bad[g] ? "FAIL" : xf[g] ? "xfail" : live[g] ? "ok" : "-"
+				print g "\t" cell > groups
+			}
+			exit nbad ? 1 : 0
+		}' "$dir/observed.tsv" "$EXPECTED"
+}
+
+main "$@"

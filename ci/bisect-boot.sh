@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# Usage: ci/bisect-boot.sh [--work DIR] [--point REV[=COLUMN]]... [--no-reference]
+#                          [--accel auto|tcg|kvm] [--timeout SECONDS]
+#                          [--no-install] [--no-checks] [--keep-images] [--help]
+#        ci/bisect-boot.sh --bisect-run
+#
+# The main job: proves that every bisect point of series/v4 builds and boots
+# and does what the series claims, against QEMU's virtio-pmem device, with the
+# pristine packaged kernel as the reference. End to end on a fresh machine:
+# installs its packages (ci/install-deps.sh), imports and replays when the
+# mirror is missing or stale (base/import.sh, ci/replay.sh), then for base,
+# each commit of base..series/v4 and the pristine import:
+#   checks  ci/check-commits.sh on the series commits (what each one adds)
+#   build   bzImage for boot/guest.config (ci/build-kernel.sh)
+#   boot    QEMU with the test devices, in-guest TAP tests (boot/run-qemu.sh)
+#   host    the host side of what the guest wrote (boot/check-host.sh)
+# and judges each result against boot/expected.tsv (boot/evaluate.sh).
+# Prints a progress line per point and stage, then a matrix (point x stage
+# and test group), writes it to matrix.tsv in a results directory under
+# WORK/results, with every log, and prints that directory last. Exits 0 only
+# if every point is as expected.
+#
+#   --point REV[=COLUMN]  test REV instead of the series (repeatable); its
+#                         results are judged by COLUMN of boot/expected.tsv
+#                         (default: final, the last patch's column)
+#   --no-reference        skip the pristine reference kernel
+#   --no-checks           skip the per-commit checks stage
+#   --keep-images         keep the 512 MiB virtio-pmem backing files
+#   --bisect-run          for 'git bisect run': test the HEAD of the current
+#                         directory's repository; exit 0 good, 1 bad, 125 when
+#                         it cannot be built
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+ACCEL=auto TIMEOUT=300 INSTALL=yes REFERENCE=yes CHECKS=yes KEEP_IMAGES=no BISECT_RUN=no
+declare -a POINT_ARGS=()
+declare -a POINT_REV=() POINT_COL=() POINT_LABEL=()
+RESULTS=
+FAILED_POINTS=0
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
+		--point) POINT_ARGS+=("${2:?--point needs a revision}"); shift ;;
+		--no-reference) REFERENCE=no ;;
+		--no-checks) CHECKS=no ;;
+		--no-install) INSTALL=no ;;
+		--keep-images) KEEP_IMAGES=yes ;;
+		--accel) ACCEL=${2:?}; shift ;;
+		--timeout) TIMEOUT=${2:?}; shift ;;
+		--bisect-run) BISECT_RUN=yes ;;
+		*) die "unknown argument '$1' (see --help)" ;;
+		esac
+		shift
+	done
+}
+
+progress() {
+	printf '%-34s %-8s %s\n' "$1" "$2" "$3"
+}
+
+add_point() {
+	POINT_REV+=("$1")
+	POINT_COL+=("$2")
+	POINT_LABEL+=("$3")
+}
+
+subject_of() {
+	mgit log -1 --format=%s "$1"
+}
+
+# base, every commit of base..series/v4 (column = its number), reference
+collect_series_points() {
+	local n=0 c
+	add_point "$(mgit rev-parse base)" base "base"
+	for c in $(mgit rev-list --reverse base..series/v4); do
+		n=$((n + 1))
+		add_point "$c" "$n" "$n"
+	done
+	[ "$n" -gt 0 ] || die "series/v4 has no commits on base"
+	if [ "$REFERENCE" = yes ]; then
+		add_point "$(mgit rev-parse "$(newest_import_tag)^{commit}")" reference reference
+	fi
+}
+
+collect_given_points() {
+	local arg rev col commit
+	for arg in "${POINT_ARGS[@]}"; do
+		rev=${arg%%=*}
+		col=final
+		[ "$rev" = "$arg" ] || col=${arg#*=}
+		commit=$(mgit rev-parse -q --verify "$rev^{commit}") ||
+			die "--point: revision '$rev' not found in the mirror"
+		add_point "$commit" "$col" "$(mgit rev-parse --short "$commit")"
+	done
+}
+
+prepare_mirror() {
+	if [ "$INSTALL" = yes ]; then
+		"$SERIES_TOP/ci/install-deps.sh" >&2
+	fi
+	"$SERIES_TOP/base/import.sh" --work "$SERIES_WORK" >&2
+	"$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK" >"$RESULTS/replay.log"
+	cat "$RESULTS/replay.log" >&2
+}
+
+initramfs_path() {
+	local key
+	key=$(cat "$SERIES_TOP/boot/init" "$SERIES_TOP/boot/tests/"*.c "$SERIES_TOP/boot/mkinitramfs.sh" |
+		sha256sum | cut -c1-16)
+	printf '%s/cache/initramfs/%s.cpio.gz\n' "$SERIES_WORK" "$key"
+}
+
+build_initramfs() {
+	INITRD=$(initramfs_path)
+	[ -f "$INITRD" ] || "$SERIES_TOP/boot/mkinitramfs.sh" --work "$SERIES_WORK" --out "$INITRD" >&2
+}
+
+# A boot is cached when it passed, keyed by kernel, initramfs and scripts.
+boot_cache_dir() {
+	local kernel=$1 key
+	key=$( (sha256sum "$kernel" "$INITRD" | cut -d' ' -f1
+		cat "$SERIES_TOP/boot/run-qemu.sh" "$SERIES_TOP/boot/check-host.sh" "$SERIES_TOP/boot/fsync-fault.c") |
+		sha256sum | cut -c1-16)
+	printf '%s/cache/boots/%s\n' "$SERIES_WORK" "$key"
+}
+
+stage_build() {
+	local i=$1 dir=$2 start kernel
+	start=$(now_s)
+	if kernel=$("$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "${POINT_REV[$i]}" 2>"$dir/build.log"); then
+		KERNEL=$kernel
+		printf 'ok\n' >"$dir/build.result"
+		progress "$(point_name "$i")" build "ok ($(elapsed_since "$start")s)"
+		return 0
+	fi
+	printf 'FAIL\n' >"$dir/build.result"
+	progress "$(point_name "$i")" build "FAIL ($(elapsed_since "$start")s): $(tail -n 1 "$dir/build.log")"
+	return 1
+}
+
+pick_accelerator() {
+	[ -z "${ACCEL_USED:-}" ] || return 0
+	ACCEL_USED=$(pick_accel "$ACCEL" "$KERNEL")
+	printf '%s\n' "$ACCEL_USED" >"$RESULTS/accelerator"
+	note "accelerator: $ACCEL_USED"
+}
+
+stage_boot() {
+	local i=$1 dir=$2 start cache status
+	start=$(now_s)
+	cache=$(boot_cache_dir "$KERNEL")
+	if [ -f "$cache/boot.status" ]; then
+		cp -r "$cache/." "$dir/"
+		progress "$(point_name "$i")" boot "ok (cached, booted in $(cat "$dir/boot.seconds")s)"
+		return 0
+	fi
+	pick_accelerator
+	"$SERIES_TOP/boot/run-qemu.sh" --kernel "$KERNEL" --initrd "$INITRD" --out "$dir" \
+		--accel "$ACCEL_USED" --timeout "$TIMEOUT" || true
+	status=$(head -n 1 "$dir/boot.status")
+	"$SERIES_TOP/boot/check-host.sh" "$dir" >/dev/null 2>"$dir/host.err" || true
+	[ "$KEEP_IMAGES" = yes ] || rm -f "$dir/main.img" "$dir/faulty.img"
+	if [ "$status" = ok ]; then
+		mkdir -p "$cache"
+		cp "$dir"/{boot.status,boot.seconds,accel,token,console.log,tap.log,trace.log,host.tap} "$cache/"
+		progress "$(point_name "$i")" boot "ok ($(elapsed_since "$start")s, $(cat "$dir/accel"))"
+		return 0
+	fi
+	progress "$(point_name "$i")" boot "FAIL: $status ($(elapsed_since "$start")s); console tail in $dir/boot.status"
+	return 1
+}
+
+stage_evaluate() {
+	local i=$1 dir=$2 out
+	if out=$("$SERIES_TOP/boot/evaluate.sh" "$dir" "${POINT_COL[$i]}" 2>&1); then
+		progress "$(point_name "$i")" tests "as expected ($(grep -c $'\tok\t' "$dir/details.tsv" || true) ok results)"
+		return 0
+	fi
+	progress "$(point_name "$i")" tests "NOT as expected:"
+	sed 's/^/    /' <<<"$out"
+	return 1
+}
+
+point_name() {
+	local i=$1
+	printf '%s %s' "${POINT_LABEL[$i]}" "$(subject_of "${POINT_REV[$i]}" | cut -c1-24)"
+}
+
+run_point() {
+	local i=$1 dir
+	dir=$RESULTS/points/$(printf '%02d' "$i")-${POINT_LABEL[$i]}
+	mkdir -p "$dir"
+	printf '%s\n' "${POINT_REV[$i]}" >"$dir/commit"
+	KERNEL=
+	if ! stage_build "$i" "$dir"; then
+		printf 'FAIL\n' >"$dir/verdict"
+		return 1
+	fi
+	if ! stage_boot "$i" "$dir"; then
+		"$SERIES_TOP/boot/evaluate.sh" "$dir" "${POINT_COL[$i]}" >/dev/null 2>&1 || true
+		printf 'FAIL\n' >"$dir/verdict"
+		return 1
+	fi
+	if ! stage_evaluate "$i" "$dir"; then
+		printf 'FAIL\n' >"$dir/verdict"
+		return 1
+	fi
+	printf 'ok\n' >"$dir/verdict"
+}
+
+stage_checks() {
+	[ "$CHECKS" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ] || return 0
+	[ -x "$SERIES_TOP/ci/check-commits.sh" ] || return 0
+	local start
+	start=$(now_s)
+	if "$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" --results "$RESULTS/checks" \
+		base..series/v4 >"$RESULTS/checks.log" 2>&1; then
+		progress "series (base..series/v4)" checks "ok ($(elapsed_since "$start")s)"
+	else
+		progress "series (base..series/v4)" checks "FAIL ($(elapsed_since "$start")s): see $RESULTS/checks.log"
+		CHECKS_FAILED=1
+	fi
+}
+
+checks_cell() {
+	local commit=$1 f=$RESULTS/checks/summary.tsv
+	[ -f "$f" ] || { echo "-"; return; }
+	awk -F'\t' -v c="$commit" '$1 == c { print $2; found = 1 } END { if (!found) print "-" }' "$f"
+}
+
+write_matrix() {
+	local i dir groups g cells header
+	groups=$(cut -f2 <(grep -v '^#' "$SERIES_TOP/boot/expected.tsv" | tr -s '\t' '\t') | awk 'NF && !s[$0]++')
+	header="point	commit	subject	checks	build	boot	$(tr '\n' '\t' <<<"$groups")verdict"
+	{
+		printf '%s\n' "$header"
+		for i in "${!POINT_REV[@]}"; do
+			dir=$RESULTS/points/$(printf '%02d' "$i")-${POINT_LABEL[$i]}
+			cells=""
+			for g in $groups; do
+				cells+="$(awk -F'\t' -v g="$g" '$1 == g { print $2 }' "$dir/groups.tsv" 2>/dev/null || true)"
+				cells+=$'\t'
+			done
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n' "${POINT_LABEL[$i]}" \
+				"$(mgit rev-parse --short "${POINT_REV[$i]}")" "$(subject_of "${POINT_REV[$i]}")" \
+				"$(checks_cell "${POINT_REV[$i]}")" \
+				"$(cat "$dir/build.result" 2>/dev/null || echo -)" \
+				"$(head -n 1 "$dir/boot.status" 2>/dev/null || echo -)" \
+				"${cells:-}" "$(cat "$dir/verdict" 2>/dev/null || echo -)"
+		done
+	} | sed 's/\t\t/\t-\t/g; s/\t\t/\t-\t/g' >"$RESULTS/matrix.tsv"
+}
+
+print_matrix() {
+	echo
+	awk -F'\t' 'BEGIN { OFS = "  " } {
+		$3 = substr($3, 1, 40)
+		line = sprintf("%-9s %-12s %-40s", $1, $2, $3)
+		for (i = 4; i <= NF; i++) line = line sprintf(" %-7s", $i)
+		print line
+	}' "$RESULTS/matrix.tsv"
+	echo
+	printf 'accelerator: %s   points: %d   failed: %d\n' "$(cat "$RESULTS/accelerator" 2>/dev/null || echo none)" \
+		"${#POINT_REV[@]}" "$FAILED_POINTS"
+	printf 'cells: ok as expected, xfail failed as expected, - skipped as expected, FAIL not as expected\n'
+}
+
+bisect_run() {
+	local head col=final c n=0
+	head=$(git rev-parse HEAD) || exit 125
+	take_work_lock
+	mirror_exists || die "no mirror at $(mirror_dir)"
+	mgit cat-file -e "$head^{commit}" 2>/dev/null || die "HEAD $head is not in the mirror $(mirror_dir)"
+	[ "$head" != "$(mgit rev-parse -q --verify base || true)" ] || col=base
+	for c in $(mgit rev-list --reverse base..series/v4 2>/dev/null); do
+		n=$((n + 1))
+		[ "$c" != "$head" ] || col=$n
+	done
+	RESULTS=$(results_root)/bisect-$(date -u +%Y%m%dT%H%M%SZ)-${head:0:12}
+	mkdir -p "$RESULTS"
+	build_initramfs
+	add_point "$head" "$col" "bisect"
+	mkdir -p "$RESULTS/points/00-bisect"
+	stage_build 0 "$RESULTS/points/00-bisect" || exit 125
+	stage_boot 0 "$RESULTS/points/00-bisect" || exit 1
+	stage_evaluate 0 "$RESULTS/points/00-bisect" || exit 1
+	exit 0
+}
+
+main() {
+	parse_args "$@"
+	[ "$BISECT_RUN" = no ] || bisect_run
+	mkdir -p "$(results_root)"
+	RESULTS=$(results_root)/$(date -u +%Y%m%dT%H%M%SZ)
+	mkdir -p "$RESULTS"
+	local start i
+	start=$(now_s)
+	SERIES_LOCK_WAIT=${SERIES_LOCK_WAIT:-600} take_work_lock
+	prepare_mirror
+	if [ ${#POINT_ARGS[@]} -gt 0 ]; then collect_given_points; else collect_series_points; fi
+	build_initramfs
+	CHECKS_FAILED=0
+	stage_checks
+	for i in "${!POINT_REV[@]}"; do
+		run_point "$i" || FAILED_POINTS=$((FAILED_POINTS + 1))
+	done
+	write_matrix
+	print_matrix
+	printf 'total time: %ss\n' "$(elapsed_since "$start")"
+	printf '%s\n' "$RESULTS"
+	[ "$FAILED_POINTS" -eq 0 ] && [ "$CHECKS_FAILED" -eq 0 ]
+}
+
+main "$@"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Usage: ci/build-kernel.sh --rev REV [--config FRAGMENT] [--name NAME]
+#                           [--make-args "ARGS"] [--work DIR] [--help]
+#
+# Builds bzImage of REV (any revision of the mirror) for a config fragment
+# (default boot/guest.config) merged onto tinyconfig, and prints the path of
+# the cached bzImage. The source is checked out in WORK/tree, a detached
+# work tree of the mirror used only by the tooling; the objects go to
+# WORK/build/NAME (default: the fragment's name), one directory per config,
+# so walking the series rebuilds only what each commit changes. A bzImage
+# is cached under WORK/cache/kernels by tree and config, and a cached one is
+# not rebuilt. The build log goes to stderr.
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+REV= FRAGMENT=$SERIES_TOP/boot/guest.config NAME= MAKE_ARGS=
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--rev) REV=${2:?}; shift ;;
+		--config) FRAGMENT=$(realpath -m "${2:?}"); shift ;;
+		--name) NAME=${2:?}; shift ;;
+		--make-args) MAKE_ARGS=${2?}; shift ;;
+		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
+		*) die "unknown argument '$1' (see --help)" ;;
+		esac
+		shift
+	done
+	[ -n "$REV" ] || die "--rev is required"
+	[ -r "$FRAGMENT" ] || die "config fragment $FRAGMENT not found"
+	[ -n "$NAME" ] || NAME=$(basename "$FRAGMENT" .config)
+}
+
+main() {
+	parse_args "$@"
+	mirror_exists || die "no mirror at $(mirror_dir): run base/import.sh"
+	local commit key cached
+	commit=$(mgit rev-parse -q --verify "$REV^{commit}") || die "revision '$REV' not found in the mirror"
+	key=$(kernel_cache_key "$commit" "$FRAGMENT" "$MAKE_ARGS")
+	cached="$SERIES_WORK/cache/kernels/$key/bzImage"
+	if [ -f "$cached" ]; then
+		note "$REV: cached bzImage $key"
+		printf '%s\n' "$cached"
+		return 0
+	fi
+	checkout_build_tree "$commit"
+	configure_build "$NAME" "$FRAGMENT" >&2
+	# shellcheck disable=SC2086 # MAKE_ARGS is a list of make arguments
+	make -C "$(build_tree)" O="$(build_dir "$NAME")" -j"$(build_jobs)" $MAKE_ARGS bzImage >&2 ||
+		die "$REV ($(mgit log -1 --format=%s "$commit")) does not build"
+	mkdir -p "$(dirname "$cached")"
+	cp "$(build_dir "$NAME")/arch/x86/boot/bzImage" "$cached.tmp"
+	mv "$cached.tmp" "$cached"
+	printf '%s\n' "$cached"
+}
+
+main "$@"

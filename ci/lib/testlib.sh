@@ -1,0 +1,48 @@
+# shellcheck shell=bash
+# Tiny test helpers for ci/tests/*.sh. Each check prints one line; the
+# runner (ci/test.sh) adds up the counts from T_RESULTS.
+
+T_PASS=0
+T_FAIL=0
+
+pass() {
+	T_PASS=$((T_PASS + 1))
+	printf 'ok   %s\n' "$1"
+}
+
+fail() {
+	T_FAIL=$((T_FAIL + 1))
+	printf 'FAIL %s\n' "$1"
+	[ -z "${2:-}" ] || printf '     %s\n' "$2"
+}
+
+# check NAME COMMAND...: passes when COMMAND exits 0
+check() {
+	local name=$1
+	shift
+	if "$@" >/dev/null 2>&1; then pass "$name"; else fail "$name" "command failed: $*"; fi
+}
+
+# check_fails NAME PATTERN COMMAND...: COMMAND must exit non-zero and print
+# PATTERN (grep -E) on stdout or stderr
+check_fails() {
+	local name=$1 pattern=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		fail "$name" "expected a failure, got exit 0"
+	elif ! grep -qE -- "$pattern" <<<"$out"; then
+		fail "$name" "exit $rc but no /$pattern/ in: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+	else
+		pass "$name"
+	fi
+}
+
+# check_eq NAME WANT GOT
+check_eq() {
+	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want '$2', got '$3'"; fi
+}
+
+finish_test_file() {
+	printf '%s %s\n' "$T_PASS" "$T_FAIL" >>"${T_RESULTS:-/dev/null}"
+}

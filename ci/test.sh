@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Usage: ci/test.sh [--quick] [--work DIR] [--help]
+#
+# The test suite: runs every ci/tests/*.sh in order and ends with the line
+# 'N passed, N failed'. Tests run the real import and replay on the real
+# linux-source-6.12 package and the whole ci/bisect-boot.sh; error-path
+# tests use small fixture trees under a temporary directory. The work
+# directory is ./work unless --work or SERIES_WORK says otherwise.
+#
+#   --quick   skip the tests that build and boot kernels (ci/tests/5*)
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+QUICK=no
+
+main() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--quick) QUICK=yes ;;
+		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
+		*) die "unknown argument '$1' (see --help)" ;;
+		esac
+		shift
+	done
+	export SERIES_WORK QUICK
+	local results t pass=0 failed=0 p f start
+	results=$(mktemp)
+	export T_RESULTS=$results
+	for t in "$SERIES_TOP"/ci/tests/[0-9]*.sh; do
+		case "$(basename "$t")" in 5*) [ "$QUICK" = no ] || continue ;; esac
+		printf '== %s\n' "${t#"$SERIES_TOP"/}"
+		start=$(now_s)
+		if ! bash "$t"; then
+			printf 'FAIL %s exited non-zero\n' "${t#"$SERIES_TOP"/}"
+			printf '0 1\n' >>"$results"
+		fi
+		printf '   (%ss)\n' "$(elapsed_since "$start")"
+	done
+	while read -r p f; do
+		pass=$((pass + p))
+		failed=$((failed + f))
+	done <"$results"
+	rm -f "$results"
+	printf '%d passed, %d failed\n' "$pass" "$failed"
+	[ "$failed" -eq 0 ]
+}
+
+main "$@"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Our semantic patches (cocci/): each reports its bad fixture and not its
+# good one; over the v3 driver of the seeds they report the v3 bugs they
+# target; over our v4 driver they report nothing.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/testlib.sh"
+
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+SEEDS=${SERIES_SEEDS:-$SERIES_TOP/../shared/seeds}
+
+for rule in "$SERIES_TOP"/cocci/*.cocci; do
+	name=$(basename "$rule" .cocci)
+	mkdir -p "$T/rules/$name"
+	cp "$rule" "$T/rules/$name/"
+	bad=$SERIES_TOP/cocci/tests/$name.bad.c good=$SERIES_TOP/cocci/tests/$name.good.c
+	if [ ! -f "$bad" ] || [ ! -f "$good" ]; then
+		fail "$name has a bad and a good fixture"
+		continue
+	fi
+	check_fails "$name reports its bad fixture" "$name.bad.c:[0-9]+" \
+		"$SERIES_TOP/cocci/run.sh" --rules "$T/rules/$name" "$bad"
+	check "$name reports nothing on its good fixture" "$SERIES_TOP/cocci/run.sh" --rules "$T/rules/$name" "$good"
+done
+
+# The v3 driver, as the seed patch creates it.
+mkdir -p "$T/v3" && git -C "$T/v3" init -q
+git -C "$T/v3" apply --include=drivers/nvdimm/virtio_pmem.c --include=drivers/virtio/pmem.c "$SEEDS/003-patch-virtio-pmem-add-virtio-pmem-driver.patch"
+v3=$("$SERIES_TOP/cocci/run.sh" "$T"/v3/drivers/nvdimm/virtio_pmem.c "$T"/v3/drivers/virtio/pmem.c || true)
+for want in "virtio_pmem.c:.*list_del\(\) of list head 'req_list'" \
+	"virtio_pmem.c:.*list head 'req_list' passed as the new entry" \
+	"pmem.c:.*kfree\(\) of devm-allocated memory" \
+	"pmem.c:.*dereference before the NULL check" \
+	"pmem.c:.*goto out_vq on failure with err still 0"; do
+	grep -qE "$want" <<<"$v3" && pass "v3 driver: reports /$want/" || fail "v3 driver: reports /$want/" "$v3"
+done
+
+# Our v4 driver, from the series' patches.
+mkdir -p "$T/v4" && git -C "$T/v4" init -q
+for p in "$SERIES_TOP"/patches/v4/000[23]-*.patch; do
+	git -C "$T/v4" apply --include='drivers/nvdimm/virtio_pmem.c' "$p"
+done
+check "v4 driver: our rules report nothing" "$SERIES_TOP/cocci/run.sh" "$T/v4/drivers/nvdimm/virtio_pmem.c"
+
+finish_test_file
