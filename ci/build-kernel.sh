@@ -38,7 +38,7 @@ main() {
 	mirror_exists || die "no mirror at $(mirror_dir): run base/import.sh"
 	local commit key cached
 	commit=$(mgit rev-parse -q --verify "$REV^{commit}") || die "revision '$REV' not found in the mirror"
-	key=$(kernel_cache_key "$commit" "$FRAGMENT" "$MAKE_ARGS")
+	key=$(kernel_cache_key "$commit" "$MAKE_ARGS" "$FRAGMENT")
 	cached="$SERIES_WORK/cache/kernels/$key/bzImage"
 	if [ -f "$cached" ]; then
 		note "$REV: cached bzImage $key"

@@ -1,43 +1,58 @@
 #!/usr/bin/env bash
-# Usage: cocci/run.sh [--rules DIR] FILE... [--help]
+# Usage: cocci/run.sh [--rules DIR]... [-j N] FILE... [--help]
 #
-# Runs every semantic patch of cocci/ (or DIR) in report mode over the C
-# files given, with the options each rule names in its '// Options:' line,
-# and prints the reports: FILE:LINE:COLS: message. Exits 1 if anything was
-# reported, 2 if spatch failed.
+# Runs every semantic patch under the rule directories (default: cocci/,
+# searched recursively; only rules with a report mode) over the C files
+# given, with the options each rule names in its '// Options:' line, N rules
+# at a time, and prints the reports, one per line, sorted:
+# FILE:LINE:COLS: message. Exits 1 if anything was reported, 2 if spatch
+# failed on a rule.
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 
-RULES=$SERIES_TOP/cocci
+declare -a RULE_DIRS=() FILES=()
+JOBS=1
 
-rule_options() {
-	sed -n 's|^// Options: *||p' "$1" | head -n 1
+# run_rule RULE FILE...: one spatch run, reports on stdout
+run_rule() {
+	local rule=$1 opts out
+	shift
+	opts=$(sed -n 's|^// Options: *||p' "$rule" | head -n 1)
+	# shellcheck disable=SC2086 # opts is a list of spatch options
+	if ! out=$(spatch -D report --very-quiet --no-show-diff $opts --sp-file "$rule" "$@" 2>&1); then
+		printf 'SPATCH-FAILED %s: %s\n' "${rule##*/}" "$(head -n 3 <<<"$out" | tr '\n' ' ')"
+		return 0
+	fi
+	grep -E '^[^ ]+:[0-9]+:[0-9]+-[0-9]+: ' <<<"$out" || true
 }
 
 main() {
-	local files=() rule out found=0 opts
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--rules) RULES=$(realpath "${2:?}"); shift ;;
+		--rules) RULE_DIRS+=("$(realpath "${2:?}")"); shift ;;
+		-j) JOBS=${2:?}; shift ;;
 		-*) die "unknown argument '$1' (see --help)" ;;
-		*) files+=("$1") ;;
+		*) FILES+=("$1") ;;
 		esac
 		shift
 	done
-	[ ${#files[@]} -gt 0 ] || die "usage: cocci/run.sh FILE..."
+	[ ${#FILES[@]} -gt 0 ] || die "usage: cocci/run.sh FILE..."
+	[ ${#RULE_DIRS[@]} -gt 0 ] || RULE_DIRS=("$SERIES_TOP/cocci")
 	need_cmds spatch
-	for rule in "$RULES"/*.cocci; do
-		opts=$(rule_options "$rule")
-		# shellcheck disable=SC2086 # opts is a list of spatch options
-		out=$(spatch -D report --very-quiet --no-show-diff $opts --sp-file "$rule" "${files[@]}" 2>&1) || {
-			printf '%s: spatch failed:\n%s\n' "${rule##*/}" "$out" >&2
-			exit 2
-		}
-		out=$(grep -E '^[^ ]+:[0-9]+:[0-9]+-[0-9]+: ' <<<"$out" || true)
-		[ -z "$out" ] || { printf '%s\n' "$out"; found=1; }
-	done
-	return "$found"
+	export -f run_rule
+	local out
+	out=$(find "${RULE_DIRS[@]}" -name '*.cocci' -not -path '*/tests/*' -print0 |
+		xargs -0 grep -lZ '^virtual report' |
+		xargs -0 -r -I{} -P "$JOBS" bash -c 'run_rule "$@"' run_rule_sh {} "${FILES[@]}" 2>&1 |
+		sort -u) || true
+	if grep -q '^SPATCH-FAILED' <<<"$out"; then
+		grep '^SPATCH-FAILED' <<<"$out" >&2
+		exit 2
+	fi
+	[ -n "$out" ] || return 0
+	printf '%s\n' "$out"
+	return 1
 }
 
 main "$@"

@@ -119,11 +119,13 @@ build_jobs() {
 	echo $(($(nproc) + 1))
 }
 
+# kernel_cache_key COMMIT EXTRA FRAGMENT...
 kernel_cache_key() {
-	local commit=$1 fragment=$2 extra=${3:-} tree
+	local commit=$1 extra=$2 tree
+	shift 2
 	tree=$(mgit rev-parse "$commit^{tree}")
 	printf '%s-%s\n' "${tree:0:16}" \
-		"$(printf '%s\n%s\n' "$(cat "$fragment")" "$extra" | sha256sum | cut -c1-12)"
+		"$( (cat "$@"; printf '%s\n' "$extra") | sha256sum | cut -c1-12)"
 }
 
 # Check out COMMIT, detached, in the tooling's own work tree of the mirror.
@@ -139,14 +141,15 @@ checkout_build_tree() {
 	fi
 }
 
-# tinyconfig plus the fragment, then olddefconfig; make only rebuilds what
-# the symbols that changed touch.
+# configure_build NAME FRAGMENT...: tinyconfig plus the fragments, then
+# olddefconfig; make only rebuilds what the symbols that changed touch.
 configure_build() {
-	local name=$1 fragment=$2 tree out
+	local name=$1 tree out
+	shift
 	tree=$(build_tree)
 	out=$(build_dir "$name")
 	mkdir -p "$out"
 	make -C "$tree" O="$out" tinyconfig >/dev/null
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$fragment" >/dev/null
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
 	make -C "$tree" O="$out" olddefconfig >/dev/null
 }

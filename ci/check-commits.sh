@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Usage: ci/check-commits.sh [RANGE] [--work DIR] [--results DIR] [--help]
+#
+# What a subsystem's patch CI does to every posted patch, on every commit of
+# RANGE (default base..series/v4) of the mirror: the checks of ci/checks/,
+#   build       guest and modular configs, W=1 on the touched files
+#   sparse      C=2 on the touched files
+#   cocci       the kernel's semantic patches and ours (cocci/)
+#   checkpatch  --strict, on the patch and its message
+#   hygiene     author's Signed-off-by, Fixes: tags, subject prefix
+# each judging the commit against its parent, so only what the commit adds
+# counts. Results are cached by commit and check (a re-run of an unchanged
+# series takes seconds). Prints a progress line per commit and check, then a
+# matrix (commit x check, count of new findings), writes matrix.tsv,
+# summary.tsv and every log to the results directory (printed last), and
+# exits 1 if any commit adds a finding or does not build.
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+RANGE=base..series/v4
+RESULTS=
+CHECKS=(build sparse cocci checkpatch hygiene)
+FOUND=0
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
+		--results) RESULTS=$(realpath -m "${2:?}"); shift ;;
+		-*) die "unknown argument '$1' (see --help)" ;;
+		*) RANGE=$1 ;;
+		esac
+		shift
+	done
+}
+
+# The cache key: commit, parent, and everything that defines the check.
+cache_dir_for() {
+	local commit=$1 check=$2 key
+	key=$(cat "$SERIES_TOP/ci/checks/$check.sh" "$SERIES_TOP/ci/lib/checks.sh" \
+		"$SERIES_TOP/ci/checks/subsystems.tsv" "$SERIES_TOP/boot/guest.config" \
+		"$SERIES_TOP/boot/modules.config" "$SERIES_TOP"/cocci/*.cocci | sha256sum | cut -c1-12)
+	printf '%s/cache/checks/%s-%s-%s\n' "$SERIES_WORK" "$commit" "$check" "$key"
+}
+
+# run_check COMMIT CHECK DIR -> prints the cell: ok, "N new" or FAIL
+run_check() {
+	local commit=$1 check=$2 dir=$3 cache rc=0 n
+	cache=$(cache_dir_for "$commit" "$check")
+	if [ -f "$cache/rc" ]; then
+		cp "$cache/$check.log" "$cache/$check.new" "$dir/"
+		rc=$(cat "$cache/rc")
+	else
+		"$SERIES_TOP/ci/checks/$check.sh" --work "$SERIES_WORK" --commit "$commit" \
+			--parent "$commit^" --out "$dir" >>"$dir/$check.log" 2>&1 || rc=$?
+		if [ "$rc" -le 1 ]; then
+			mkdir -p "$cache"
+			cp "$dir/$check.log" "$dir/$check.new" "$cache/"
+			printf '%s\n' "$rc" >"$cache/rc"
+		fi
+	fi
+	n=$(grep -c . "$dir/$check.new" 2>/dev/null || true)
+	case "$rc" in
+	0) echo ok ;;
+	1) echo "$n new" ;;
+	*) echo FAIL ;;
+	esac
+}
+
+check_commit() {
+	local idx=$1 commit=$2 dir check cell start row subject
+	subject=$(mgit log -1 --format=%s "$commit")
+	dir=$RESULTS/$(printf '%02d' "$idx")-$(mgit rev-parse --short "$commit")
+	mkdir -p "$dir"
+	row="$(mgit rev-parse --short "$commit")	$subject"
+	local worst=ok
+	for check in "${CHECKS[@]}"; do
+		start=$(now_s)
+		cell=$(run_check "$commit" "$check" "$dir")
+		printf '%-12s %-40.40s %-10s %s (%ss)\n' "$(mgit rev-parse --short "$commit")" "$subject" \
+			"$check" "$cell" "$(elapsed_since "$start")"
+		if [ "$cell" != ok ]; then
+			FOUND=1
+			worst=$cell
+			sed "s/^/    $check: /" "$dir/$check.new" | head -n 20
+		fi
+		row+="	$cell"
+	done
+	printf '%s\n' "$row" >>"$RESULTS/matrix.tsv"
+	[ "$worst" = ok ] && printf '%s\tok\n' "$commit" >>"$RESULTS/summary.tsv" ||
+		printf '%s\tFAIL\n' "$commit" >>"$RESULTS/summary.tsv"
+}
+
+print_matrix() {
+	echo
+	awk -F'\t' '{ line = sprintf("%-12s %-44.44s", $1, $2)
+		for (i = 3; i <= NF; i++) line = line sprintf(" %-10s", $i); print line }' "$RESULTS/matrix.tsv"
+	echo
+}
+
+main() {
+	parse_args "$@"
+	mirror_exists || die "no mirror at $(mirror_dir): run base/import.sh and ci/replay.sh"
+	local commits start i=0 c
+	mgit rev-parse -q --verify "${RANGE%%..*}^{commit}" >/dev/null ||
+		die "range $RANGE: '${RANGE%%..*}' not found in the mirror"
+	mapfile -t commits < <(mgit rev-list --reverse "$RANGE") || die "bad range $RANGE"
+	[ ${#commits[@]} -gt 0 ] || die "range $RANGE has no commits"
+	take_work_lock
+	[ -n "$RESULTS" ] || RESULTS=$(results_root)/checks-$(date -u +%Y%m%dT%H%M%SZ)
+	mkdir -p "$RESULTS"
+	printf 'commit\tsubject\t%s\n' "$(IFS=$'\t'; echo "${CHECKS[*]}")" >"$RESULTS/matrix.tsv"
+	: >"$RESULTS/summary.tsv"
+	start=$(now_s)
+	for c in "${commits[@]}"; do
+		i=$((i + 1))
+		check_commit "$i" "$c"
+	done
+	print_matrix
+	printf 'checked %d commits in %ss; new findings: %s\n' "${#commits[@]}" "$(elapsed_since "$start")" \
+		"$([ "$FOUND" = 0 ] && echo none || echo yes)"
+	printf '%s\n' "$RESULTS"
+	[ "$FOUND" = 0 ]
+}
+
+main "$@"

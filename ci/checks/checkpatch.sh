@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Usage: ci/checks/checkpatch.sh --commit C --parent P --out DIR [--work WORK]
+#
+# scripts/checkpatch.pl --strict on the commit as a patch (its message
+# included), with the checkpatch of the commit's own tree. Every ERROR,
+# WARNING and CHECK is a finding: checkpatch only judges what the patch
+# adds. Contract: ci/lib/checks.sh.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/checks.sh"
+
+main() {
+	parse_check_args "$@"
+	local tmp
+	tmp=$(mktemp -d)
+	CHECKPATCH_TMP=$tmp
+	trap 'rm -rf "$CHECKPATCH_TMP"' EXIT
+	# checkpatch reads its data files next to itself and at --root.
+	mgit archive "$CHECK_COMMIT" scripts/checkpatch.pl scripts/spelling.txt \
+		scripts/const_structs.checkpatch scripts/spdxcheck.py scripts/spdxcheck-test.sh \
+		LICENSES MAINTAINERS | tar -x -C "$tmp"
+	mgit format-patch -1 --stdout "$CHECK_COMMIT" >"$tmp/commit.patch"
+	# Debian's python3 has the ply module spdxcheck.py needs.
+	(cd "$tmp" && PATH=/usr/bin:/bin:$PATH perl scripts/checkpatch.pl --strict --no-tree \
+		--root="$tmp" --showfile --terse commit.patch) >"$CHECK_LOG" 2>&1 || true
+	grep -E ': (ERROR|WARNING|CHECK):' "$CHECK_LOG" | normalize_warnings >"$CHECK_NEW" || true
+	finish_check
+}
+
+main "$@"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Usage: ci/checks/cocci.sh --commit C --parent P --out DIR [--work WORK]
+#
+# The kernel's semantic patches (scripts/coccinelle of the commit's tree)
+# and ours (cocci/), in report mode, on the C files the commit touches. The
+# files are read from git, not from a work tree. The parent is checked only
+# when the commit has reports: a report counts only if the parent's version
+# of the files does not have it. Contract: ci/lib/checks.sh.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/checks.sh"
+
+# extract REV DIR: the touched C files as they are at REV
+extract() {
+	local rev=$1 dir=$2 f
+	for f in $(touched_c_files); do
+		mgit cat-file -e "$rev:$f" 2>/dev/null || continue
+		mkdir -p "$dir/$(dirname "$f")"
+		mgit show "$rev:$f" >"$dir/$f"
+	done
+}
+
+# reports REV DIR OUT: normalized reports on the files of REV
+reports() {
+	local rev=$1 dir=$2 out=$3 files rc=0
+	extract "$rev" "$dir"
+	: >"$out"
+	mapfile -t files < <(cd "$dir" && find . -name '*.c' | sed 's|^\./||')
+	[ ${#files[@]} -gt 0 ] || return 0
+	(cd "$dir" && "$SERIES_TOP/cocci/run.sh" -j "$(nproc)" --rules "$RULES/scripts/coccinelle" \
+		--rules "$SERIES_TOP/cocci" "${files[@]}") >"$out.log" 2>&1 || rc=$?
+	cat "$out.log" >>"$CHECK_LOG"
+	[ "$rc" -ne 2 ] || check_error "spatch failed at $rev: $(grep -m1 SPATCH-FAILED "$out.log")"
+	grep -E '^[^ ]+:[0-9]+:[0-9]+-[0-9]+: ' "$out.log" | normalize_warnings >"$out" || true
+}
+
+main() {
+	parse_check_args "$@"
+	need_cmds spatch
+	local tmp
+	tmp=$(mktemp -d)
+	COCCI_TMP=$tmp
+	trap 'rm -rf "$COCCI_TMP"' EXIT
+	RULES=$tmp/rules
+	mkdir -p "$RULES"
+	mgit archive "$CHECK_COMMIT" scripts/coccinelle | tar -x -C "$RULES"
+	reports "$CHECK_COMMIT" "$tmp/child" "$tmp/child.txt"
+	if [ -s "$tmp/child.txt" ]; then
+		reports "$CHECK_PARENT" "$tmp/parent" "$tmp/parent.txt"
+		new_findings "$tmp/parent.txt" "$tmp/child.txt" >>"$CHECK_NEW"
+	fi
+	finish_check
+}
+
+main "$@"

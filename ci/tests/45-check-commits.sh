@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ci/check-commits.sh: the series adds no finding in any check; a fixture
+# series (ci/tests/fixtures/checks) with a reintroduced v3 bug, a trailing
+# space, a missing Signed-off-by and a sparse warning is reported commit by
+# commit, check by check, and fails the run.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/testlib.sh"
+
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+CC=("$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK")
+
+# cell RESULTS ROW-NUMBER CHECK
+cell() {
+	awk -F'\t' -v row="$2" -v col="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+		NR == row + 1 { print $c }' "$1/matrix.tsv"
+}
+
+rc=0
+"${CC[@]}" >"$T/series.log" 2>&1 || rc=$?
+R=$(tail -n 1 "$T/series.log")
+check_eq "the series adds no finding in any check" 0 "$rc"
+[ "$rc" -eq 0 ] || tail -n 30 "$T/series.log"
+check_eq "every commit and check of the series is ok" 25 \
+	"$(tail -n +2 "$R/matrix.tsv" | cut -f3- | tr '\t' '\n' | grep -cx ok)"
+for k in build sparse cocci checkpatch hygiene; do
+	check "the $k log of the first commit is kept" test -s "$(ls -d "$R"/01-*)/$k.log"
+done
+rc=0
+"${CC[@]}" >"$T/again.log" 2>&1 || rc=$?
+check_eq "a re-run of the unchanged series passes (from the cache)" 0 "$rc"
+
+# The fixture series, as a chain on series/v4.
+head=series/v4
+for p in "$SERIES_TOP"/ci/tests/fixtures/checks/*.patch; do
+	head=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto "$head" --patch "$p" \
+		--ref refs/fixtures/checks)
+done
+rc=0
+"${CC[@]}" series/v4..refs/fixtures/checks >"$T/fixture.log" 2>&1 || rc=$?
+R=$(tail -n 1 "$T/fixture.log")
+check_eq "the fixture series fails the run" 1 "$rc"
+check_eq "commit 1 (v3 list bug): cocci reports it" "1 new" "$(cell "$R" 1 cocci)"
+check "commit 1: the cocci finding names the list head" grep -q "list head 'wait_list'" "$(ls -d "$R"/01-*)/cocci.new"
+check_eq "commit 1: checkpatch has nothing to say" ok "$(cell "$R" 1 checkpatch)"
+check_eq "commit 2 (trailing space): checkpatch reports it" "1 new" "$(cell "$R" 2 checkpatch)"
+check "commit 2: the finding is the trailing whitespace" grep -q 'trailing whitespace' "$(ls -d "$R"/02-*)/checkpatch.new"
+check_eq "commit 2: the earlier cocci finding is not counted again" ok "$(cell "$R" 2 cocci)"
+check_eq "commit 3 (no sign-off): hygiene reports it" "1 new" "$(cell "$R" 3 hygiene)"
+check "commit 3: checkpatch reports the missing sign-off too" grep -q 'Missing Signed-off-by' "$(ls -d "$R"/03-*)/checkpatch.new"
+check_eq "commit 4 (cpu_to_le32 dropped): sparse reports it" "1 new" "$(cell "$R" 4 sparse)"
+check "commit 4: the sparse finding is the type mismatch" grep -q 'restricted __le32' "$(ls -d "$R"/04-*)/sparse.new"
+check_eq "commit 4: it still builds" ok "$(cell "$R" 4 build)"
+
+finish_test_file
