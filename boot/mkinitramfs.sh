@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Usage: boot/mkinitramfs.sh --out FILE [--work DIR] [--help]
+# Usage: boot/mkinitramfs.sh --out FILE [--init FILE] [--work DIR] [--help]
 #
 # Builds the test initramfs (gzip'ed cpio): busybox-static, boot/init, the
 # in-guest TAP tests (boot/tests/*.c, built static against the kselftest
 # harness of the newest import in the mirror) and the host's mke2fs and
-# mkfs.xfs with the shared libraries they need.
+# mkfs.xfs with the shared libraries they need. --init puts another /init
+# in (the fault tests use boot/fixtures/init-*).
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 
 OUT=
+INIT=$SERIES_TOP/boot/init
 GUEST_TOOLS=(/sbin/mke2fs /sbin/mkfs.xfs)
 
 parse_args() {
@@ -16,12 +18,14 @@ parse_args() {
 		case "$1" in
 		-h | --help) usage_from_header "$0"; exit 0 ;;
 		--out) OUT=$(realpath -m "${2:?--out needs a file}"); shift ;;
+		--init) INIT=$(realpath -m "${2:?--init needs a file}"); shift ;;
 		--work) SERIES_WORK=$(realpath -m "${2:?--work needs a directory}"); shift ;;
 		*) die "unknown argument '$1' (see --help)" ;;
 		esac
 		shift
 	done
 	[ -n "$OUT" ] || die "--out FILE is required"
+	[ -f "$INIT" ] || die "init $INIT not found"
 }
 
 # The harness headers come from the imported kernel, not from this repo.
@@ -59,7 +63,7 @@ populate_root() {
 	file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
 		die "/bin/busybox is not static (install busybox-static)"
 	install -m 0755 /bin/busybox "$root/bin/busybox"
-	install -m 0755 "$SERIES_TOP/boot/init" "$root/init"
+	install -m 0755 "$INIT" "$root/init"
 	[ ! -f /etc/mke2fs.conf ] || install -m 0644 /etc/mke2fs.conf "$root/etc/mke2fs.conf"
 	for tool in "${GUEST_TOOLS[@]}"; do
 		copy_with_libs "$root" "$tool"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Usage: boot/run-qemu.sh --kernel BZIMAGE --initrd FILE --out DIR
-#                         [--timeout SECONDS] [--accel auto|tcg|kvm] [--help]
+#                         [--timeout SECONDS] [--accel auto|tcg|kvm]
+#                         [--qemu-arg ARG]... [--help]
 #
 # Boots one kernel in QEMU with the test devices and runs the in-guest tests:
 #   - virtio-pmem-pci, 512 MiB, backed by DIR/main.img (share=on);
@@ -10,7 +11,9 @@
 # Writes DIR/console.log (ttyS0), DIR/tap.log (ttyS1), DIR/trace.log (QEMU
 # virtio_pmem* trace events), DIR/qemu.log, DIR/accel and DIR/boot.status:
 # one word (ok, panic, timeout, no-init, early-exit, qemu-error), then the
-# console's last lines when it is not ok. Exits 0 only for ok.
+# console's last lines when it is not ok. Exits 0 only for ok. A console
+# or TAP log over 1 MiB (a guest flooding its console) keeps its last MiB.
+# --qemu-arg adds an argument to QEMU's command line (repeatable).
 #
 # A boot is ok only if the guest wrote its sentinel and left through the
 # isa-debug-exit device (status 33): a panic with panic=-1 exits QEMU with
@@ -19,6 +22,8 @@ set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 
 KERNEL= INITRD= OUT= TIMEOUT=300 ACCEL=auto
+declare -a EXTRA_ARGS=()
+LOG_CAP=1048576
 DEBUG_EXIT_OK=33
 MAIN_SIZE=512M
 FAULTY_SIZE=128M
@@ -32,6 +37,7 @@ parse_args() {
 		--out) OUT=$(realpath -m "${2:?}"); shift ;;
 		--timeout) TIMEOUT=${2:?}; shift ;;
 		--accel) ACCEL=${2:?}; shift ;;
+		--qemu-arg) EXTRA_ARGS+=("${2:?}"); shift ;;
 		*) die "unknown argument '$1' (see --help)" ;;
 		esac
 		shift
@@ -67,6 +73,15 @@ qemu_args() {
 		-object "memory-backend-file,id=vpmem-faulty,share=on,mem-path=$OUT/faulty.img,size=$FAULTY_SIZE" \
 		-device virtio-pmem-pci,memdev=vpmem-faulty,id=vpmem1 \
 		-trace 'virtio_pmem*' -D "$OUT/trace.log"
+	[ ${#EXTRA_ARGS[@]} -eq 0 ] || printf '%s\n' "${EXTRA_ARGS[@]}"
+}
+
+# Keep the last LOG_CAP bytes of a log a flooding guest blew up.
+cap_log() {
+	local f=$1
+	[ -f "$f" ] && [ "$(stat -c %s "$f")" -gt "$LOG_CAP" ] || return 0
+	tail -c "$LOG_CAP" "$f" >"$f.cap"
+	mv "$f.cap" "$f"
 }
 
 boot_status() {
@@ -88,9 +103,10 @@ main() {
 	parse_args "$@"
 	need_cmds qemu-system-x86_64 timeout gcc
 	mkdir -p "$OUT"
-	rm -f "$OUT"/{console,tap,trace,qemu}.log "$OUT"/{main,faulty}.img
-	truncate -s "$MAIN_SIZE" "$OUT/main.img"
-	truncate -s "$FAULTY_SIZE" "$OUT/faulty.img"
+	rm -f "$OUT"/{console,tap,trace,qemu}.log
+	rm -f "$OUT"/{main,faulty}.img 2>/dev/null || true
+	truncate -s "$MAIN_SIZE" "$OUT/main.img" 2>/dev/null || die "cannot create backing file $OUT/main.img"
+	truncate -s "$FAULTY_SIZE" "$OUT/faulty.img" 2>/dev/null || die "cannot create backing file $OUT/faulty.img"
 	local accel token shim rc=0 status start
 	accel=$(pick_accel "$ACCEL" "$KERNEL")
 	printf '%s\n' "$accel" >"$OUT/accel"
@@ -103,6 +119,8 @@ main() {
 		timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 "${args[@]}" \
 		</dev/null >"$OUT/qemu.log" 2>&1 || rc=$?
 	elapsed_since "$start" >"$OUT/boot.seconds"
+	cap_log "$OUT/console.log"
+	cap_log "$OUT/tap.log"
 	# Serial lines end in CR LF.
 	sed -i 's/\r$//' "$OUT/console.log" "$OUT/tap.log" 2>/dev/null || true
 	status=$(boot_status "$rc")

@@ -15,6 +15,8 @@
 #   boot    QEMU with the test devices, in-guest TAP tests (boot/run-qemu.sh)
 #   host    the host side of what the guest wrote (boot/check-host.sh)
 # and judges each result against boot/expected.tsv (boot/evaluate.sh).
+# When every point passed, it writes the v4 posting with b4/prep.sh (b4/ in
+# the results directory), the matrix's figures in its cover letter.
 # Prints a progress line per point and stage, then a matrix (point x stage
 # and test group), writes it to matrix.tsv in a results directory under
 # WORK/results, with every log, and prints that directory last. Exits 0 only
@@ -25,6 +27,7 @@
 #                         (default: final, the last patch's column)
 #   --no-reference        skip the pristine reference kernel
 #   --no-checks           skip the per-commit checks stage
+#   --no-b4               do not write the posting at the end
 #   --keep-images         keep the 512 MiB virtio-pmem backing files
 #   --bisect-run          for 'git bisect run': test the HEAD of the current
 #                         directory's repository; exit 0 good, 1 bad, 125 when
@@ -32,7 +35,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-ACCEL=auto TIMEOUT=300 INSTALL=yes REFERENCE=yes CHECKS=yes KEEP_IMAGES=no BISECT_RUN=no
+ACCEL=auto TIMEOUT=300 INSTALL=yes REFERENCE=yes CHECKS=yes B4=yes KEEP_IMAGES=no BISECT_RUN=no
 declare -a POINT_ARGS=()
 declare -a POINT_REV=() POINT_COL=() POINT_LABEL=()
 RESULTS=
@@ -46,6 +49,7 @@ parse_args() {
 		--point) POINT_ARGS+=("${2:?--point needs a revision}"); shift ;;
 		--no-reference) REFERENCE=no ;;
 		--no-checks) CHECKS=no ;;
+		--no-b4) B4=no ;;
 		--no-install) INSTALL=no ;;
 		--keep-images) KEEP_IMAGES=yes ;;
 		--accel) ACCEL=${2:?}; shift ;;
@@ -225,6 +229,24 @@ stage_checks() {
 	fi
 }
 
+# The posting, once the series is proven: b4/prep.sh into RESULTS/b4.
+stage_b4() {
+	[ "$B4" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ] || return 0
+	local start
+	start=$(now_s)
+	if [ "$FAILED_POINTS" -ne 0 ] || [ "$CHECKS_FAILED" -ne 0 ]; then
+		progress "series/v4" b4 "skipped: the series did not pass"
+		return 0
+	fi
+	if "$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK" --tested-with "$RESULTS" \
+		--out "$RESULTS/b4" >"$RESULTS/b4.log" 2>&1; then
+		progress "series/v4" b4 "ok ($(elapsed_since "$start")s): $(ls "$RESULTS/b4/mails" | wc -l) mails in $RESULTS/b4"
+	else
+		progress "series/v4" b4 "FAIL ($(elapsed_since "$start")s): see $RESULTS/b4.log"
+		B4_FAILED=1
+	fi
+}
+
 checks_cell() {
 	local commit=$1 f=$RESULTS/checks/summary.tsv
 	[ -f "$f" ] || { echo "-"; return; }
@@ -308,10 +330,12 @@ main() {
 		run_point "$i" || FAILED_POINTS=$((FAILED_POINTS + 1))
 	done
 	write_matrix
+	B4_FAILED=0
+	stage_b4
 	print_matrix
 	printf 'total time: %ss\n' "$(elapsed_since "$start")"
 	printf '%s\n' "$RESULTS"
-	[ "$FAILED_POINTS" -eq 0 ] && [ "$CHECKS_FAILED" -eq 0 ]
+	[ "$FAILED_POINTS" -eq 0 ] && [ "$CHECKS_FAILED" -eq 0 ] && [ "$B4_FAILED" -eq 0 ]
 }
 
 main "$@"

@@ -45,6 +45,7 @@ main() {
 		printf '%s\n' "$cached"
 		return 0
 	fi
+	take_work_lock
 	checkout_build_tree "$commit"
 	configure_build "$NAME" "$FRAGMENT" >&2
 	# shellcheck disable=SC2086 # MAKE_ARGS is a list of make arguments

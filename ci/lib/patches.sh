@@ -10,10 +10,22 @@ make_patch_tmp() {
 	trap 'rm -rf "$PATCH_TMP"' EXIT
 }
 
+# Refuse what a posted kernel patch never is, before git sees it.
+check_patch_file() {
+	local file=$1 bad
+	[ -s "$file" ] || die "$file: empty patch file"
+	! grep -q $'\r$' "$file" || die "$file: CRLF line endings (a mangled mail?); convert it with dos2unix first"
+	! grep -q '^GIT binary patch' "$file" || die "$file: contains a binary hunk; the series has no binary files"
+	bad=$(grep -E '^(diff --git|---|\+\+\+|rename (from|to)|copy (from|to)) ' "$file" |
+		grep -E '(^| |[ab]/)(\.\./|/)|/\.\./|/\.\.$' | grep -v '^--- /dev/null$\|^+++ /dev/null$' | head -n 1 || true)
+	[ -z "$bad" ] || die "$file: touches a path outside the tree: $bad"
+}
+
 # Patch parsing: sets P_AUTHOR, P_EMAIL, P_DATE, P_SUBJECT, P_MSG, P_NOTES.
 parse_patch() {
 	local file=$1 info body notes
 	local tmp=$PATCH_TMP/mailinfo
+	check_patch_file "$file"
 	mkdir -p "$tmp"
 	info=$(git mailinfo "$tmp/msg" "$tmp/patch" <"$file") ||
 		die "$file: not a patch in mail format"

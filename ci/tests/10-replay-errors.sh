@@ -111,6 +111,30 @@ expect_refused "an unknown import is refused" "base import 'base/import/9.9' not
 expect_refused "a missing mirror is refused" "no mirror" \
 	"$SERIES_TOP/ci/replay.sh" --work "$T/empty" --topics "$T/topics.txt"
 
+# Mangled patches: refused before git sees them, nothing written outside.
+sed 's/$/\r/' "$P2" >"$T/crlf.patch"
+write_topics <<EOF2
+tb	base	$T/crlf.patch
+EOF2
+expect_refused "a patch with CRLF line endings is refused" "crlf.patch: CRLF line endings" \
+	"${REPLAY[@]}" --topics "$T/topics.txt"
+
+{ sed '/^diff --git/,$d' "$P2"; printf '%s\n' 'diff --git a/blob.bin b/blob.bin' 'new file mode 100644' \
+	'index 0000000..e69de29' 'GIT binary patch' 'literal 0' 'HcmV?d00001' ''; } >"$T/binary.patch"
+write_topics <<EOF2
+tb	base	$T/binary.patch
+EOF2
+expect_refused "a patch with a binary hunk is refused" "binary.patch: contains a binary hunk" \
+	"${REPLAY[@]}" --topics "$T/topics.txt"
+
+sed 's|a/b.txt|a/../escape.txt|g; s|b/b.txt|b/../escape.txt|g' "$P2" >"$T/escape.patch"
+write_topics <<EOF2
+tb	base	$T/escape.patch
+EOF2
+expect_refused "a patch touching a path outside the tree is refused" "escape.patch: touches a path outside the tree" \
+	"${REPLAY[@]}" --topics "$T/topics.txt"
+check "nothing was written outside the mirror" test ! -e "$W/escape.txt" -a ! -e "$T/escape.txt"
+
 git -C "$M" worktree add -q "$T/wt" topic/tb
 expect_refused "a checked-out topic branch is not moved" "topic/tb is checked out" \
 	"${REPLAY[@]}" --topics "$T/topics.txt"

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Usage: b4/prep.sh [--work DIR] [--tested-with RESULTS] [--cover FILE]
+#                   [--series BRANCH] [--maintainers FILE] [--out DIR] [--help]
+#
+# Writes the v4 posting with b4, ready for 'b4 send', and what maintainers
+# need to pull the topic branches. In WORK/b4, a work tree of the mirror on
+# branch b4/v4 (a copy of series/v4; series/v4 itself stays free for the
+# replay), it enrolls the series for 'b4 prep' with fork point base,
+# revision 4 and the cover letter b4/cover-letter.txt, whose @TESTED_WITH@
+# is filled from a ci/bisect-boot.sh results directory (default: the newest
+# complete one); To and Cc come from scripts/get_maintainer.pl over the
+# mirror's MAINTAINERS plus MAINTAINERS.local. It writes, in the output
+# directory (default WORK/results/b4-<time>), printed last:
+#   mails/NNNN-*.eml   the series as 'b4 send -o' writes it
+#   v4.mbox            the same mails in one mbox, for git am / b4 am
+#   pull/TOPIC.txt     'git request-pull' of each topic against its parent
+#   maintainers.txt    get_maintainer's To and Cc for the series
+# Nothing is sent. Bad input (no or an empty cover letter, a series that does
+# not start at base, a MAINTAINERS.local entry that matches no file) stops it
+# before anything is written.
+set -euo pipefail
+. "$(dirname "$0")/../ci/lib/common.sh"
+
+COVER=$SERIES_TOP/b4/cover-letter.txt
+SERIES=series/v4
+TESTED=
+OUT=
+B4_BRANCH=b4/v4
+LOCAL_MAINTAINERS=$SERIES_TOP/MAINTAINERS.local
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
+		--tested-with) TESTED=$(realpath -m "${2:?}"); shift ;;
+		--cover) COVER=$(realpath -m "${2:?}"); shift ;;
+		--series) SERIES=${2:?}; shift ;;
+		--out) OUT=$(realpath -m "${2:?}"); shift ;;
+		--maintainers) LOCAL_MAINTAINERS=$(realpath -m "${2:?}"); shift ;;
+		*) die "unknown argument '$1' (see --help)" ;;
+		esac
+		shift
+	done
+}
+
+check_cover() {
+	[ -f "$COVER" ] || die "cover letter $COVER not found"
+	grep -q '[^[:space:]]' "$COVER" || die "cover letter $COVER is empty"
+	! grep -q 'EDITME' "$COVER" || die "cover letter $COVER still says EDITME"
+	[ "$(head -n 1 "$COVER")" != "" ] || die "cover letter $COVER: the first line (the subject) is empty"
+}
+
+check_series() {
+	mgit rev-parse -q --verify "refs/heads/$SERIES" >/dev/null || die "branch $SERIES not found in the mirror"
+	mgit rev-parse -q --verify refs/heads/base >/dev/null || die "branch base not found in the mirror"
+	[ "$(mgit merge-base base "$SERIES")" = "$(mgit rev-parse base)" ] ||
+		die "$SERIES does not start at base (merge-base is not base)"
+	[ "$(mgit rev-list --count --merges "base..$SERIES")" -eq 0 ] || die "$SERIES has merges on base"
+	[ "$(mgit rev-list --count "base..$SERIES")" -gt 0 ] || die "$SERIES has no commits on base"
+}
+
+# Every F: pattern of MAINTAINERS.local must match a file of the series.
+check_local_maintainers() {
+	local files pattern entry="" line
+	[ -f "$LOCAL_MAINTAINERS" ] || die "$LOCAL_MAINTAINERS not found"
+	files=$(mgit ls-tree -r --name-only "$SERIES")
+	while IFS= read -r line; do
+		case "$line" in
+		"" | "#"*) continue ;;
+		F:*)
+			pattern=$(sed 's/^F:[[:space:]]*//' <<<"$line")
+			matches_a_file "$pattern" "$files" ||
+				die "$LOCAL_MAINTAINERS: entry '$entry' has F: $pattern, which matches no file of $SERIES" ;;
+		[A-Z]:*) ;;
+		*) entry=$line ;;
+		esac
+	done <"$LOCAL_MAINTAINERS"
+}
+
+matches_a_file() {
+	local pattern=$1 files=$2 f
+	case "$pattern" in
+	*/) grep -q "^${pattern//./\\.}" <<<"$files" ;;
+	*'*'* | *'?'*)
+		while IFS= read -r f; do
+			# shellcheck disable=SC2053 # the pattern is a glob on purpose
+			[[ $f == $pattern ]] && return 0
+		done <<<"$files"
+		return 1 ;;
+	*) grep -qxF "$pattern" <<<"$files" ;;
+	esac
+}
+
+newest_boot_results() {
+	local d
+	for d in $(ls -1d "$(results_root)"/2* 2>/dev/null | sort -r); do
+		[ -f "$d/matrix.tsv" ] && ! grep -q 'FAIL' "$d/matrix.tsv" && [ -f "$d/accelerator" ] &&
+			{ printf '%s\n' "$d"; return 0; }
+	done
+	return 1
+}
+
+# The "how it was tested" section, from a bisect-boot results directory.
+tested_with_text() {
+	local dir=$1 accel qemu when
+	[ -f "$dir/matrix.tsv" ] || die "$dir has no matrix.tsv: run ci/bisect-boot.sh first"
+	! grep -q 'FAIL' "$dir/matrix.tsv" || die "$dir/matrix.tsv has failures: the series is not tested good"
+	accel=$(cat "$dir/accelerator" 2>/dev/null || echo unknown)
+	qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/ *Copyright.*//')
+	when=$(basename "$dir")
+	cat <<EOF
+How it was tested
+-----------------
+Every bisect point (the base without the feature, each patch) and the
+pristine packaged kernel as a reference were built (tinyconfig plus
+virtio-pci, libnvdimm, pmem, virtio-pmem, FS_DAX, ext4, xfs, DEBUG_LIST,
+DEBUG_ATOMIC_SLEEP, PROVE_LOCKING) and booted in $qemu
+($accel) with two virtio-pmem-pci devices, one whose host fsync fails,
+and an e820 pmem region (memmap=) as the synchronous control. In-guest
+kselftest-style tests check DAX mounts, MAP_SYNC, persistence in the host
+file, that every guest fsync reaches the host (QEMU trace), EIO on a host
+fsync failure, a 64-writer flush storm, unbind/rebind and a clean kernel
+log. Each commit also passed W=1 builds (built-in and modular), sparse,
+coccinelle and checkpatch --strict with no new finding. Run $when:
+
+$(awk -F'\t' 'NR == 1 { $2 = ""; $3 = "" } { $2 = ""; printf "  %-9s", $1
+	for (i = 4; i <= NF; i++) printf " %-7s", $i; print "" }' "$dir/matrix.tsv")
+
+(xfail: fails as expected at that point, e.g. MAP_SYNC is not yet
+refused before the ext4 patch; -: nothing to test yet, no device before
+the driver patch.)
+EOF
+}
+
+render_cover() {
+	local out=$1 section=$2
+	awk -v f="$section" '$0 == "@TESTED_WITH@" { while ((getline l < f) > 0) print l; next } { print }' \
+		"$COVER" >"$out"
+}
+
+# get_maintainer over the mirror's MAINTAINERS and ours, as one directory.
+maintainers_dir() {
+	local dir=$1
+	mkdir -p "$dir"
+	mgit show "$SERIES:MAINTAINERS" >"$dir/MAINTAINERS"
+	cp "$LOCAL_MAINTAINERS" "$dir/MAINTAINERS.local"
+}
+
+setup_b4_tree() {
+	local wt=$SERIES_WORK/b4 mdir=$1
+	if [ ! -e "$wt/.git" ]; then
+		mgit worktree prune
+		mgit worktree add -q -B "$B4_BRANCH" "$wt" "$SERIES" >&2
+	else
+		git -C "$wt" checkout -q -f -B "$B4_BRANCH" "$SERIES"
+	fi
+	B4_TREE=$wt
+	# b4 0.12 needs these to write mails offline without a patatt key.
+	mgit config user.name "Pmem Porting Team"
+	mgit config user.email "pmem-porting@example.org"
+	mgit config sendemail.smtpserver /bin/false
+	mgit config b4.send-no-patatt-sign yes
+	mgit config b4.prep-cover-strategy branch-description
+	mgit config b4.send-auto-to-cmd "scripts/get_maintainer.pl --mpath $mdir --nogit --nogit-fallback --nogit-chief-penguins --norolestats --nol"
+	mgit config b4.send-auto-cc-cmd "scripts/get_maintainer.pl --mpath $mdir --nogit --nogit-fallback --nogit-chief-penguins --norolestats --nom"
+	mgit config --unset core.editor 2>/dev/null || true
+}
+
+b4_in_tree() {
+	(cd "$B4_TREE" && b4 --no-interactive --no-stdin --offline-mode "$@" </dev/null)
+}
+
+enroll_series() {
+	if ! b4_in_tree prep --show-info >/dev/null 2>&1; then
+		b4_in_tree prep -e base >&2
+	fi
+	b4_in_tree prep --force-revision 4 >&2
+}
+
+set_cover() {
+	local cover=$1
+	EDITOR="cp $cover" b4_in_tree prep --edit-cover >&2
+	b4_in_tree prep --auto-to-cc >&2
+}
+
+write_mbox() {
+	local dir=$1 out=$2 f
+	: >"$out"
+	for f in "$dir"/*.eml; do
+		printf 'From mboxrd@z Thu Jan  1 00:00:00 1970\n' >>"$out"
+		sed 's/^\(>*From \)/>\1/' "$f" >>"$out"
+		printf '\n' >>"$out"
+	done
+}
+
+write_pull_requests() {
+	local dir=$1 name parent
+	mkdir -p "$dir"
+	while read -r name parent _; do
+		[ "$parent" = base ] || parent=topic/$parent
+		mgit request-pull "$parent" "file://$(mirror_dir)" "topic/$name" >"$dir/$name.txt" 2>&1 ||
+			die "git request-pull for topic/$name failed: $(tail -n 1 "$dir/$name.txt")"
+	done < <(sed 's/#.*//' "$SERIES_TOP/topic-branches.txt" | awk 'NF >= 3')
+}
+
+write_maintainers() {
+	local mdir=$1 out=$2
+	(cd "$B4_TREE" && mgit format-patch -q --stdout "base..$SERIES" |
+		perl scripts/get_maintainer.pl --mpath "$mdir" --nogit --nogit-fallback \
+			--nogit-chief-penguins --norolestats) >"$out"
+}
+
+main() {
+	parse_args "$@"
+	mirror_exists || die "no mirror at $(mirror_dir): run base/import.sh and ci/replay.sh"
+	need_cmds b4 git-filter-repo perl
+	check_cover
+	check_series
+	check_local_maintainers
+	[ -n "$TESTED" ] || TESTED=$(newest_boot_results) ||
+		die "no passing ci/bisect-boot.sh results under $(results_root): run it first, or give --tested-with"
+	take_work_lock
+	[ -n "$OUT" ] || OUT=$(results_root)/b4-$(date -u +%Y%m%dT%H%M%SZ)
+	local stage
+	stage=$(mktemp -d "$(dirname "$OUT")/.b4-stage.XXXXXX")
+	B4_STAGE=$stage
+	trap 'rm -rf "$B4_STAGE"' EXIT
+	tested_with_text "$TESTED" >"$stage/tested-with.txt"
+	render_cover "$stage/cover.txt" "$stage/tested-with.txt"
+	maintainers_dir "$stage/maintainers"
+	setup_b4_tree "$stage/maintainers"
+	enroll_series
+	set_cover "$stage/cover.txt"
+	mkdir -p "$stage/out/mails"
+	b4_in_tree send -o "$stage/out/mails" >&2
+	ls "$stage/out/mails"/*.eml >/dev/null 2>&1 || die "b4 send -o wrote no mail"
+	write_mbox "$stage/out/mails" "$stage/out/v4.mbox"
+	write_pull_requests "$stage/out/pull"
+	write_maintainers "$stage/maintainers" "$stage/out/maintainers.txt"
+	cp "$stage/cover.txt" "$stage/out/cover-letter.txt"
+	rm -rf "$OUT"
+	mv "$stage/out" "$OUT"
+	note "wrote $(ls "$OUT/mails" | wc -l) mails, v4.mbox and $(ls "$OUT/pull" | wc -l) pull requests"
+	printf '%s\n' "$OUT"
+}
+
+main "$@"

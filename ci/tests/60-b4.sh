@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# b4/prep.sh: the v4 mails apply back to the tree of series/v4 (git am and
+# b4 am/shazam offline), pass checkpatch, carry the right To/Cc; topic
+# branches can be pulled from the mirror served on loopback; bad input
+# stops the run before anything is written. Needs a passing bisect-boot
+# results directory (ci/tests/50-bisect-boot.sh makes one).
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/testlib.sh"
+
+T=$(mktemp -d)
+DAEMON_PID=
+cleanup() {
+	[ -z "$DAEMON_PID" ] || kill "$DAEMON_PID" 2>/dev/null || true
+	mgit worktree remove --force "$T/am" >/dev/null 2>&1 || true
+	rm -rf "$T"
+}
+trap cleanup EXIT
+PREP=("$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK")
+
+rc=0
+"${PREP[@]}" >"$T/prep.log" 2>&1 || rc=$?
+check_eq "b4/prep.sh writes the posting" 0 "$rc"
+[ "$rc" -eq 0 ] || tail -n 20 "$T/prep.log"
+O=$(tail -n 1 "$T/prep.log")
+n=$(mgit rev-list --count base..series/v4)
+check_eq "one mail per patch plus the cover letter" "$((n + 1))" "$(ls "$O"/mails/*.eml | wc -l)"
+cover=$(ls "$O"/mails/0000-*.eml)
+check "the cover is [PATCH v4 0/$n] kvm \"virtio pmem\" device" \
+	grep -q "^Subject: \[PATCH v4 0/$n\] kvm \"virtio pmem\" device" "$cover"
+check "the cover names the base commit" grep -q "^base-commit: $(mgit rev-parse base)" "$cover"
+check "the cover has the Changes since v3 list" grep -q '^Changes since v3' "$cover"
+check "the cover has the side-channel section" grep -q '^Page-cache side channels' "$cover"
+check "the cover's test figures are generated (the accelerator is named)" grep -qE '\((tcg|kvm)\) with two virtio-pmem-pci' "$cover"
+check "no placeholder is left in the cover" bash -c "! grep -q '@TESTED_WITH@\|EDITME' '$cover'"
+for m in "$O"/mails/000[1-9]-*.eml; do
+	name=$(basename "$m")
+	check "$name: Signed-off-by present" grep -q '^Signed-off-by: ' "$m"
+	check "$name: changelog under ---" grep -q '^Changes since v3:' "$m"
+	out=$(cd "$SERIES_WORK/b4" && PATH=/usr/bin:/bin:$PATH perl scripts/checkpatch.pl --strict --no-tree -q "$m" 2>&1) &&
+		pass "$name: checkpatch --strict clean" || fail "$name: checkpatch --strict clean" "$out"
+done
+
+# To and Cc: what get_maintainer.pl gives for the series.
+want=$(grep -oE '[^<, ]+@[^>, ]+' "$O/maintainers.txt" | sort -u)
+got=$(sed -n '/^To:/,/^[A-Z][a-z-]*: /p;/^Cc:/,/^[A-Z][a-z-]*: /p' "$cover" | grep -v '^Subject:\|^Message\|^Date:\|^From:' |
+	grep -oE '[^<, ]+@[^>, ]+' | grep -v 'pmem-porting@example.org' | sort -u)
+check_eq "the cover's To/Cc are get_maintainer's addresses" "$want" "$got"
+check "the new driver's maintainer (MAINTAINERS.local) is addressed" grep -q 'pagupta@redhat.com' <<<"$got"
+
+# Round trip: git am onto base reproduces series/v4's tree.
+mgit worktree add -q --detach "$T/am" base
+(cd "$T/am" && git -c user.name=T -c user.email=t@example.org am -q "$O/v4.mbox") >"$T/am.log" 2>&1 &&
+	pass "git am applies the mbox onto base" || fail "git am applies the mbox onto base" "$(tail -n 3 "$T/am.log")"
+check_eq "git am reproduces the tree of series/v4" "$(mgit rev-parse 'series/v4^{tree}')" \
+	"$(git -C "$T/am" rev-parse 'HEAD^{tree}')"
+check_eq "authors and subjects survive the round trip" \
+	"$(mgit log --format='%an <%ae> %s' base..series/v4)" \
+	"$(git -C "$T/am" log --format='%an <%ae> %s' base..HEAD)"
+check_eq "trailers survive the round trip" \
+	"$(mgit log --format='%(trailers:only)' base..series/v4)" \
+	"$(git -C "$T/am" log --format='%(trailers:only)' base..HEAD)"
+check "the changelogs stay out of the applied commits" \
+	bash -c "! git -C '$T/am' log --format=%B base..HEAD | grep -q '^Changes since v3:'"
+
+# b4 am and shazam, offline, on the local mbox.
+mkdir -p "$T/b4am"
+(cd "$T/am" && b4 -n --no-stdin --offline-mode am -m "$O/v4.mbox" -o "$T/b4am") >"$T/b4am.log" 2>&1 &&
+	pass "b4 am reads the mbox offline" || fail "b4 am reads the mbox offline" "$(tail -n 3 "$T/b4am.log")"
+git -C "$T/am" checkout -q --detach base
+(cd "$T/am" && git config user.name T && git config user.email t@example.org &&
+	b4 -n --no-stdin --offline-mode shazam -m "$O/v4.mbox") >"$T/shazam.log" 2>&1 &&
+	pass "b4 shazam applies the mbox offline" || fail "b4 shazam applies the mbox offline" "$(tail -n 3 "$T/shazam.log")"
+check_eq "b4 shazam reproduces the tree of series/v4" "$(mgit rev-parse 'series/v4^{tree}')" \
+	"$(git -C "$T/am" rev-parse 'HEAD^{tree}')"
+
+# A maintainer pulls the ext4 topic from the mirror served on loopback.
+for f in "$O"/pull/*.txt; do
+	check "$(basename "$f"): a request-pull text" grep -q 'are available in the Git repository at' "$f"
+done
+port=$((20000 + RANDOM % 20000))
+git daemon --reuseaddr --listen=127.0.0.1 --port="$port" --export-all \
+	--base-path="$SERIES_WORK" "$SERIES_WORK" >"$T/daemon.log" 2>&1 &
+DAEMON_PID=$!
+sleep 1
+git clone -q --bare --shared --single-branch -b base "$(mirror_dir)" "$T/maintainer.git"
+git -C "$T/maintainer.git" fetch -q "git://127.0.0.1:$port/linux" topic/ext4-mapsync >"$T/fetch.log" 2>&1 &&
+	pass "a maintainer fetches topic/ext4-mapsync over git://127.0.0.1" ||
+	fail "a maintainer fetches topic/ext4-mapsync over git://127.0.0.1" "$(cat "$T/fetch.log")"
+check_eq "the pull brings exactly the ext4 topic and its parents" \
+	"libnvdimm: nd_region flush callback support|virtio-pmem: Add virtio pmem driver|libnvdimm: add a synchronous flag to dax_device|ext4: disable MAP_SYNC for DAX on asynchronous devices" \
+	"$(git -C "$T/maintainer.git" log --reverse --format=%s base..FETCH_HEAD | paste -sd'|')"
+
+# Bad input: a clear message, and nothing written.
+before=$(ls "$(results_root)" | grep -c '^b4-' || true)
+: >"$T/empty.txt"
+check_fails "an empty cover letter is refused" "is empty" "${PREP[@]}" --cover "$T/empty.txt"
+check_fails "a missing cover letter is refused" "not found" "${PREP[@]}" --cover "$T/none.txt"
+mgit branch -f fixture/elsewhere "$(newest_import_tag)"
+check_fails "a series that does not start at base is refused" "does not start at base" \
+	"${PREP[@]}" --series fixture/elsewhere
+mgit branch -D fixture/elsewhere >/dev/null
+{ cat "$SERIES_TOP/MAINTAINERS.local"; printf '\nNOWHERE\nM:\tX <x@example.org>\nF:\tdrivers/nowhere/\n'; } >"$T/maint"
+check_fails "a MAINTAINERS.local entry matching no file is refused" "NOWHERE.*matches no file" \
+	"${PREP[@]}" --maintainers "$T/maint"
+check_eq "the refused runs wrote no output" "$before" "$(ls "$(results_root)" | grep -c '^b4-' || true)"
+
+finish_test_file
