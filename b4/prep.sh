@@ -4,15 +4,17 @@
 #
 # Writes the v4 posting with b4, ready for 'b4 send', and what maintainers
 # need to pull the topic branches. In WORK/b4, a work tree of the mirror on
-# branch b4/v4 (a copy of series/v4; series/v4 itself stays free for the
-# replay), it enrolls the series for 'b4 prep' with fork point base,
+# branch b4/v4 (a copy of series/v4, with b4's cover commit on base; series/v4
+# itself stays as the replay made it), it enrolls the series for 'b4 prep'
+# afresh on every run with fork point base,
 # revision 4 and the cover letter b4/cover-letter.txt, whose @TESTED_WITH@
 # is filled from a ci/bisect-boot.sh results directory (default: the newest
 # complete one); To and Cc come from scripts/get_maintainer.pl over the
 # mirror's MAINTAINERS plus MAINTAINERS.local. It writes, in the output
 # directory (default WORK/results/b4-<time>), printed last:
 #   mails/NNNN-*.eml   the series as 'b4 send -o' writes it
-#   v4.mbox            the same mails in one mbox, for git am / b4 am
+#   v4.mbox            the same mails in one mbox, for b4 am / b4 shazam
+#   v4.patches.mbox    the patches without the cover, for git am
 #   pull/TOPIC.txt     'git request-pull' of each topic against its parent
 #   maintainers.txt    get_maintainer's To and Cc for the series
 # Nothing is sent. Bad input (no or an empty cover letter, a series that does
@@ -155,13 +157,17 @@ setup_b4_tree() {
 	else
 		git -C "$wt" checkout -q -f -B "$B4_BRANCH" "$SERIES"
 	fi
+	# Every run enrolls b4/v4 afresh from series/v4.
+	mgit config --remove-section "branch.$B4_BRANCH" 2>/dev/null || true
 	B4_TREE=$wt
 	# b4 0.12 needs these to write mails offline without a patatt key.
 	mgit config user.name "Pmem Porting Team"
 	mgit config user.email "pmem-porting@example.org"
 	mgit config sendemail.smtpserver /bin/false
 	mgit config b4.send-no-patatt-sign yes
-	mgit config b4.prep-cover-strategy branch-description
+	# The default "commit" strategy: b4 0.12 with "branch-description"
+	# names the fork point's parent as base-commit. b4/v4 is ours to rewrite.
+	mgit config b4.prep-cover-strategy commit
 	mgit config b4.send-auto-to-cmd "scripts/get_maintainer.pl --mpath $mdir --nogit --nogit-fallback --nogit-chief-penguins --norolestats --nol"
 	mgit config b4.send-auto-cc-cmd "scripts/get_maintainer.pl --mpath $mdir --nogit --nogit-fallback --nogit-chief-penguins --norolestats --nom"
 	mgit config --unset core.editor 2>/dev/null || true
@@ -172,9 +178,7 @@ b4_in_tree() {
 }
 
 enroll_series() {
-	if ! b4_in_tree prep --show-info >/dev/null 2>&1; then
-		b4_in_tree prep -e base >&2
-	fi
+	b4_in_tree prep -e base >&2
 	b4_in_tree prep --force-revision 4 >&2
 }
 
@@ -184,12 +188,23 @@ set_cover() {
 	b4_in_tree prep --auto-to-cc >&2
 }
 
+# Header lines unfolded (b4 0.12's am cannot take a folded Subject from an
+# mbox file) and body "From " lines quoted, as mboxrd does.
+mbox_message() {
+	awk 'hdr == 0 && /^$/ { if (cur != "") print cur; cur = ""; hdr = 1; print; next }
+		hdr == 0 && /^[ \t]/ { sub(/^[ \t]+/, " "); cur = cur $0; next }
+		hdr == 0 { if (cur != "") print cur; cur = $0; next }
+		{ if ($0 ~ /^>*From /) $0 = ">" $0; print }' "$1"
+}
+
+# write_mbox OUT EML...: the mails in one mbox
 write_mbox() {
-	local dir=$1 out=$2 f
+	local out=$1 f
+	shift
 	: >"$out"
-	for f in "$dir"/*.eml; do
+	for f in "$@"; do
 		printf 'From mboxrd@z Thu Jan  1 00:00:00 1970\n' >>"$out"
-		sed 's/^\(>*From \)/>\1/' "$f" >>"$out"
+		mbox_message "$f" >>"$out"
 		printf '\n' >>"$out"
 	done
 }
@@ -235,7 +250,8 @@ main() {
 	mkdir -p "$stage/out/mails"
 	b4_in_tree send -o "$stage/out/mails" >&2
 	ls "$stage/out/mails"/*.eml >/dev/null 2>&1 || die "b4 send -o wrote no mail"
-	write_mbox "$stage/out/mails" "$stage/out/v4.mbox"
+	write_mbox "$stage/out/v4.mbox" "$stage/out/mails"/*.eml
+	write_mbox "$stage/out/v4.patches.mbox" "$stage/out/mails"/000[1-9]-*.eml
 	write_pull_requests "$stage/out/pull"
 	write_maintainers "$stage/maintainers" "$stage/out/maintainers.txt"
 	cp "$stage/cover.txt" "$stage/out/cover-letter.txt"
