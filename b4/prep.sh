@@ -109,7 +109,7 @@ tested_with_text() {
 	[ -f "$dir/matrix.tsv" ] || die "$dir has no matrix.tsv: run ci/bisect-boot.sh first"
 	! grep -q 'FAIL' "$dir/matrix.tsv" || die "$dir/matrix.tsv has failures: the series is not tested good"
 	accel=$(cat "$dir/accelerator" 2>/dev/null || echo unknown)
-	qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/ *Copyright.*//')
+	qemu=$("$QEMU_BIN" --version | head -n 1 | sed 's/ *Copyright.*//')
 	when=$(basename "$dir")
 	cat <<EOF
 How it was tested

@@ -15,6 +15,8 @@
 # or TAP log over 1 MiB (a guest flooding its console) keeps its last MiB.
 # --qemu-arg adds an argument to QEMU's command line (repeatable).
 #
+# SERIES_QEMU names another QEMU binary (default qemu-system-x86_64).
+#
 # A boot is ok only if the guest wrote its sentinel and left through the
 # isa-debug-exit device (status 33): a panic with panic=-1 exits QEMU with
 # status 0, so QEMU's status alone proves nothing.
@@ -101,7 +103,7 @@ boot_status() {
 
 main() {
 	parse_args "$@"
-	need_cmds qemu-system-x86_64 timeout gcc
+	need_cmds "$QEMU_BIN" timeout gcc
 	mkdir -p "$OUT"
 	rm -f "$OUT"/{console,tap,trace,qemu}.log
 	rm -f "$OUT"/{main,faulty}.img 2>/dev/null || true
@@ -116,7 +118,7 @@ main() {
 	mapfile -t args < <(qemu_args "$accel" "$token")
 	start=$(now_s)
 	LD_PRELOAD=$shim VPMEM_FAIL_FSYNC=$(realpath "$OUT/faulty.img") \
-		timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 "${args[@]}" \
+		timeout --kill-after=10 "$TIMEOUT" "$QEMU_BIN" "${args[@]}" \
 		</dev/null >"$OUT/qemu.log" 2>&1 || rc=$?
 	elapsed_since "$start" >"$OUT/boot.seconds"
 	cap_log "$OUT/console.log"

@@ -4,6 +4,7 @@
 SERIES_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SERIES_WORK=${SERIES_WORK:-$SERIES_TOP/work}
 LINUX_SOURCE_PKG=${LINUX_SOURCE_PKG:-linux-source-6.12}
+QEMU_BIN=${SERIES_QEMU:-qemu-system-x86_64}
 
 die() {
 	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
@@ -85,7 +86,7 @@ probe_kvm() {
 	local kernel=$1 log
 	[ -w /dev/kvm ] || return 1
 	log=$(mktemp)
-	timeout --kill-after=5 "${SERIES_KVM_PROBE_SECONDS:-20}" qemu-system-x86_64 \
+	timeout --kill-after=5 "${SERIES_KVM_PROBE_SECONDS:-20}" "$QEMU_BIN" \
 		-accel kvm -machine pc -m 256 -no-reboot -display none -monitor none \
 		-kernel "$kernel" -append "console=ttyS0 panic=-1" \
 		-serial "file:$log" </dev/null >/dev/null 2>&1 || true

@@ -40,8 +40,8 @@ rc=0
 check_eq "a bad QEMU option fails the boot" 1 "$rc"
 check_eq "a bad QEMU option is a qemu-error" qemu-error "$(head -n 1 "$T/badopt/boot.status")"
 check "QEMU's complaint is in the report" grep -q 'no-such-option' "$T/badopt/boot.status"
-check_fails "a missing QEMU binary is named" "missing commands: qemu-system-x86_64" \
-	env PATH=/usr/local/nonexistent:/bin:/usr/bin/nonexistent "${RUN[@]}" --initrd "$T/ok.cpio.gz" --out "$T/nobin"
+check_fails "a missing QEMU binary is named" "missing commands: /nonexistent/qemu-system-x86_64" \
+	env SERIES_QEMU=/nonexistent/qemu-system-x86_64 "${RUN[@]}" --initrd "$T/ok.cpio.gz" --out "$T/nobin"
 mkdir -p "$T/ro/main.img"
 check_fails "a backing file that cannot be created is named" "cannot create backing file .*main.img" \
 	"${RUN[@]}" --initrd "$T/ok.cpio.gz" --out "$T/ro"
