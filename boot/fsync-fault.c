@@ -29,28 +29,30 @@ static int is_faulty(int fd)
 	return strcmp(path, target) == 0;
 }
 
-int fsync(int fd)
-{
-	static int (*real_fsync)(int);
+typedef int (*sync_fn)(int);
 
+/* Fail for the faulty file, else call the libc function named sym. */
+static int sync_or_fail(int fd, const char *sym, sync_fn *real)
+{
 	if (is_faulty(fd)) {
 		errno = EIO;
 		return -1;
 	}
-	if (!real_fsync)
-		real_fsync = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-	return real_fsync(fd);
+	if (!*real)
+		*real = (sync_fn)dlsym(RTLD_NEXT, sym);
+	return (*real)(fd);
+}
+
+int fsync(int fd)
+{
+	static sync_fn real_fsync;
+
+	return sync_or_fail(fd, "fsync", &real_fsync);
 }
 
 int fdatasync(int fd)
 {
-	static int (*real_fdatasync)(int);
+	static sync_fn real_fdatasync;
 
-	if (is_faulty(fd)) {
-		errno = EIO;
-		return -1;
-	}
-	if (!real_fdatasync)
-		real_fdatasync = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-	return real_fdatasync(fd);
+	return sync_or_fail(fd, "fdatasync", &real_fdatasync);
 }

@@ -63,6 +63,7 @@ parse_args() {
 
 progress() {
 	printf '%-34s %-8s %s\n' "$1" "$2" "$3"
+	[ -z "${RESULTS:-}" ] || printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$RESULTS/progress.tsv"
 }
 
 add_point() {
@@ -322,6 +323,7 @@ main() {
 	start=$(now_s)
 	SERIES_LOCK_WAIT=${SERIES_LOCK_WAIT:-600} take_work_lock
 	prepare_mirror
+	printf 'prepare\tsetup\tok (%ss)\n' "$(elapsed_since "$start")" >>"$RESULTS/progress.tsv"
 	if [ ${#POINT_ARGS[@]} -gt 0 ]; then collect_given_points; else collect_series_points; fi
 	build_initramfs
 	CHECKS_FAILED=0
@@ -333,6 +335,7 @@ main() {
 	B4_FAILED=0
 	stage_b4
 	print_matrix
+	printf 'total\ttotal\tok (%ss)\n' "$(elapsed_since "$start")" >>"$RESULTS/progress.tsv"
 	printf 'total time: %ss\n' "$(elapsed_since "$start")"
 	printf '%s\n' "$RESULTS"
 	[ "$FAILED_POINTS" -eq 0 ] && [ "$CHECKS_FAILED" -eq 0 ] && [ "$B4_FAILED" -eq 0 ]
