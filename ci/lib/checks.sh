@@ -43,9 +43,10 @@ touched_c_files() {
 	touched_files | grep '\.c$' || true
 }
 
-# "FILE:LINE:COL: warning: msg" -> "FILE: warning: msg"
+# "FILE:LINE:COL: warning: msg" -> "FILE: warning: msg"; line numbers
+# inside messages ("... on line 734") go too.
 normalize_warnings() {
-	sed -E 's/^([^: ]+):[0-9]+(:[0-9]+)?(-[0-9]+)?:/\1:/' | sort -u
+	sed -E 's/^([^: ]+):[0-9]+(:[0-9]+)?(-[0-9]+)?:/\1:/; s/([Ll]ine) [0-9]+/\1 N/g' | sort -u
 }
 
 # new_findings PARENT-FILE CHILD-FILE: child lines not in the parent's

@@ -98,13 +98,22 @@ probe_kvm() {
 	return 1
 }
 
-# pick_accel auto|tcg|kvm KERNEL -> prints the accelerator to use
+# pick_accel auto|tcg|kvm KERNEL -> prints the accelerator to use. An auto
+# probe's answer is kept for SERIES_ACCEL_CACHE_MINUTES (360) in the work
+# directory, so 'git bisect run' does not probe at every step.
 pick_accel() {
-	local want=$1 kernel=$2
+	local want=$1 kernel=$2 cache=$SERIES_WORK/cache/accel
 	case "$want" in
 	tcg) echo tcg ;;
 	kvm) probe_kvm "$kernel" || die "KVM was asked for but does not boot a guest here"; echo kvm ;;
-	*) if probe_kvm "$kernel"; then echo kvm; else echo tcg; fi ;;
+	*)
+		if [ -n "$(find "$cache" -mmin -"${SERIES_ACCEL_CACHE_MINUTES:-360}" 2>/dev/null)" ]; then
+			cat "$cache"
+			return 0
+		fi
+		mkdir -p "$(dirname "$cache")"
+		if probe_kvm "$kernel"; then echo kvm; else echo tcg; fi | tee "$cache"
+		;;
 	esac
 }
 
