@@ -135,6 +135,18 @@ expect_refused "a patch touching a path outside the tree is refused" "escape.pat
 	"${REPLAY[@]}" --topics "$T/topics.txt"
 check "nothing was written outside the mirror" test ! -e "$W/escape.txt" -a ! -e "$T/escape.txt"
 
+# Two runs on one work directory: the second refuses instead of interleaving.
+write_topics <<EOF2
+tb	base	$P2
+EOF2
+(exec 9>"$W/.lock" && flock 9 && sleep 10 9>&-) &
+holder=$!
+sleep 1
+expect_refused "a second run on the same work directory is refused" "another run holds .*\.lock" \
+	env SERIES_LOCK_WAIT=0 "${REPLAY[@]}" --topics "$T/topics.txt"
+kill "$holder" 2>/dev/null || true
+wait "$holder" 2>/dev/null || true
+
 git -C "$M" worktree add -q "$T/wt" topic/tb
 expect_refused "a checked-out topic branch is not moved" "topic/tb is checked out" \
 	"${REPLAY[@]}" --topics "$T/topics.txt"
