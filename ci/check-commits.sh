@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: ci/check-commits.sh [RANGE] [--work DIR] [--results DIR] [--help]
+# Usage: ci/check-commits.sh [RANGE] [--checks LIST] [--work DIR] [--results DIR] [--help]
 #
 # What a subsystem's patch CI does to every posted patch, on every commit of
 # RANGE (default base..series/v4) of the mirror: the checks of ci/checks/,
@@ -13,7 +13,8 @@
 # series takes seconds). Prints a progress line per commit and check, then a
 # matrix (commit x check, count of new findings), writes matrix.tsv,
 # summary.tsv and every log to the results directory (printed last), and
-# exits 1 if any commit adds a finding or does not build.
+# exits 1 if any commit adds a finding or does not build. --checks runs only
+# the comma-separated checks named (e.g. cocci,checkpatch,hygiene).
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
@@ -28,6 +29,7 @@ parse_args() {
 		-h | --help) usage_from_header "$0"; exit 0 ;;
 		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
 		--results) RESULTS=$(realpath -m "${2:?}"); shift ;;
+		--checks) IFS=, read -r -a CHECKS <<<"${2:?}"; shift ;;
 		-*) die "unknown argument '$1' (see --help)" ;;
 		*) RANGE=$1 ;;
 		esac
@@ -102,7 +104,10 @@ print_matrix() {
 main() {
 	parse_args "$@"
 	mirror_exists || die "no mirror at $(mirror_dir): run base/import.sh and ci/replay.sh"
-	local commits start i=0 c
+	local commits start i=0 c k
+	for k in "${CHECKS[@]}"; do
+		[ -x "$SERIES_TOP/ci/checks/$k.sh" ] || die "--checks: no check '$k' in ci/checks/"
+	done
 	mgit rev-parse -q --verify "${RANGE%%..*}^{commit}" >/dev/null ||
 		die "range $RANGE: '${RANGE%%..*}' not found in the mirror"
 	mapfile -t commits < <(mgit rev-list --reverse "$RANGE") || die "bad range $RANGE"
