@@ -97,8 +97,11 @@ already_imported() {
 extract_tarball() {
 	local dir=$1
 	mkdir -p "$dir"
-	tar -xf "$TARBALL" -C "$dir" --strip-components=1 ||
-		die "cannot extract $TARBALL (corrupted or truncated?)"
+	tar -xf "$TARBALL" -C "$dir" --strip-components=1 || {
+		local why
+		why=$(space_note "$dir")
+		die "cannot extract $TARBALL${why:- (corrupted or truncated?)}"
+	}
 }
 
 count_files() {
@@ -131,8 +134,10 @@ import_version() {
 	sha=$(sha256sum "$TARBALL" | cut -d' ' -f1)
 	note "adding $count files"
 	# -f: Debian's top-level .gitignore ignores every path.
-	GIT_INDEX_FILE="$stage/index" GIT_WORK_TREE="$stage/tree" mgit add -f -A .
-	tree=$(GIT_INDEX_FILE="$stage/index" mgit write-tree)
+	GIT_INDEX_FILE="$stage/index" GIT_WORK_TREE="$stage/tree" mgit add -f -A . ||
+		die "cannot add $TARBALL's files to $(mirror_dir)$(space_note "$(mirror_dir)")"
+	tree=$(GIT_INDEX_FILE="$stage/index" mgit write-tree) ||
+		die "cannot write the tree of $TARBALL to $(mirror_dir)$(space_note "$(mirror_dir)")"
 	tracked=$(mgit ls-tree -r --name-only "$tree" | wc -l)
 	[ "$tracked" -eq "$count" ] ||
 		die "import of $TARBALL holds $tracked files, the tarball $count"
@@ -143,7 +148,8 @@ import_version() {
 		GIT_AUTHOR_NAME="Debian kernel team (via base/import.sh)" \
 			GIT_AUTHOR_EMAIL="debian-kernel@lists.debian.org" \
 			GIT_AUTHOR_DATE="@$mtime +0000" GIT_COMMITTER_DATE="@$mtime +0000" \
-			mgit commit-tree "$tree" ${parent:+-p "$parent"})
+			mgit commit-tree "$tree" ${parent:+-p "$parent"}) ||
+		die "cannot write the import commit to $(mirror_dir)$(space_note "$(mirror_dir)")"
 	printf 'update refs/heads/import %s %s\ncreate refs/tags/%s %s\n' \
 		"$commit" "${parent:-0000000000000000000000000000000000000000}" \
 		"$(tag_for "$VERSION")" "$commit" | mgit update-ref --stdin
@@ -153,6 +159,8 @@ import_version() {
 main() {
 	parse_args "$@"
 	take_work_lock
+	# A killed import (SIGKILL skips its trap) leaves its stage behind.
+	rm -rf "$SERIES_WORK"/import.??????
 	locate_tarball
 	[ -r "$TARBALL" ] || die "tarball $TARBALL is missing or unreadable"
 	ensure_mirror

@@ -2,7 +2,7 @@
 # Usage: boot/mkinitramfs.sh --out FILE [--init FILE] [--work DIR] [--help]
 #
 # Builds the test initramfs (gzip'ed cpio): busybox-static, boot/init, the
-# in-guest TAP tests (boot/tests/*.c, built static against the kselftest
+# in-guest TAP tests and benchmark (boot/tests/*.c, built static against the kselftest
 # harness of the newest import in the mirror) and the host's mke2fs and
 # mkfs.xfs with the shared libraries they need. --init puts another /init
 # in (the fault tests use boot/fixtures/init-*).
@@ -40,10 +40,12 @@ fetch_harness() {
 }
 
 build_tests() {
-	local root=$1 inc=$2
-	gcc -static -O2 -Wall -Wno-format-truncation -I"$inc" \
-		-o "$root/pmem_tests" "$SERIES_TOP/boot/tests/pmem_tests.c" -lpthread ||
-		die "boot/tests/pmem_tests.c does not build"
+	local root=$1 inc=$2 prog
+	for prog in pmem_tests pmem_bench; do
+		gcc -static -O2 -Wall -Wno-format-truncation -I"$inc" \
+			-o "$root/$prog" "$SERIES_TOP/boot/tests/$prog.c" -lpthread ||
+			die "boot/tests/$prog.c does not build"
+	done
 }
 
 # Copy a dynamic binary and every library ldd names into root.

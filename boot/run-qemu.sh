@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Usage: boot/run-qemu.sh --kernel BZIMAGE --initrd FILE --out DIR
 #                         [--timeout SECONDS] [--accel auto|tcg|kvm]
-#                         [--qemu-arg ARG]... [--help]
+#                         [--qemu-arg ARG]... [--cmdline ARG]... [--help]
 #
 # Boots one kernel in QEMU with the test devices and runs the in-guest tests:
 #   - virtio-pmem-pci, 512 MiB, backed by DIR/main.img (share=on);
@@ -13,7 +13,8 @@
 # one word (ok, panic, timeout, no-init, early-exit, qemu-error), then the
 # console's last lines when it is not ok. Exits 0 only for ok. A console
 # or TAP log over 1 MiB (a guest flooding its console) keeps its last MiB.
-# --qemu-arg adds an argument to QEMU's command line (repeatable).
+# --qemu-arg adds an argument to QEMU's command line, --cmdline one to the
+# kernel's (vpmem_mode=bench runs the driver benchmark); both repeatable.
 #
 # SERIES_QEMU names another QEMU binary (default qemu-system-x86_64).
 #
@@ -24,7 +25,7 @@ set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 
 KERNEL= INITRD= OUT= TIMEOUT=300 ACCEL=auto
-declare -a EXTRA_ARGS=()
+declare -a EXTRA_ARGS=() CMDLINE_ARGS=()
 LOG_CAP=1048576
 DEBUG_EXIT_OK=33
 MAIN_SIZE=512M
@@ -40,6 +41,7 @@ parse_args() {
 		--timeout) TIMEOUT=${2:?}; shift ;;
 		--accel) ACCEL=${2:?}; shift ;;
 		--qemu-arg) EXTRA_ARGS+=("${2:?}"); shift ;;
+		--cmdline) CMDLINE_ARGS+=("${2:?}"); shift ;;
 		*) die "unknown argument '$1' (see --help)" ;;
 		esac
 		shift
@@ -67,7 +69,7 @@ qemu_args() {
 	printf '%s\n' -accel "$accel" -machine pc -smp 2 \
 		-m 2G,slots=4,maxmem=8G -no-reboot -display none -monitor none \
 		-kernel "$KERNEL" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 memmap=512M!1G vpmem_token=$token" \
+		-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 memmap=512M!1G vpmem_token=$token${CMDLINE_ARGS[*]:+ ${CMDLINE_ARGS[*]}}" \
 		-serial "file:$OUT/console.log" -serial "file:$OUT/tap.log" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-object "memory-backend-file,id=vpmem-main,share=on,mem-path=$OUT/main.img,size=$MAIN_SIZE" \
@@ -84,6 +86,15 @@ cap_log() {
 	[ -f "$f" ] && [ "$(stat -c %s "$f")" -gt "$LOG_CAP" ] || return 0
 	tail -c "$LOG_CAP" "$f" >"$f.cap"
 	mv "$f.cap" "$f"
+}
+
+# The first lines that say what went wrong: an oops trace is longer than the
+# console tail, and its head names the cause.
+first_trouble() {
+	local lines
+	lines=$(grep -m 4 -E 'kernel BUG at|BUG:|Oops|invalid opcode|general protection|WARNING:|Kernel panic|hung_task' \
+		"$OUT/console.log" 2>/dev/null) || return 0
+	printf -- '--- first trouble on the console:\n%s\n' "$lines"
 }
 
 boot_status() {
@@ -130,6 +141,8 @@ main() {
 		printf '%s\n' "$status"
 		if [ "$status" != ok ]; then
 			printf 'qemu exit status %s after %ss (%s)\n' "$rc" "$(cat "$OUT/boot.seconds")" "$accel"
+			first_trouble
+			printf -- '--- last console lines:\n'
 			tail -n 25 "$OUT/console.log" 2>/dev/null || true
 			tail -n 5 "$OUT/qemu.log" 2>/dev/null || true
 		fi

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Usage: ci/bench.sh [--work DIR] [--results DIR] [--warm] [--help]
+#        ci/bench.sh --driver [--rounds N] [--work DIR]
+#        ci/bench.sh --touch [--work DIR]
 #
 # Prints the pipeline's figures: seconds per stage and per point (checks,
 # build, boot, b4), and the boot time per accelerator, from a
@@ -8,10 +10,29 @@
 # on the same work directory, where nothing changed: every build and boot
 # comes from the caches (keyed by tree, config and test inputs), so its
 # table shows what a re-run costs. Figures are measured, never asserted.
+#
+# --driver boots series/v4's tip and the pristine reference import in turn,
+# N rounds each (default 3, at least 2), with vpmem_mode=bench (boot/tests/pmem_bench.c):
+# fsync latency (p50, p99 over 1,000 fsyncs), fsyncs per second with 1, 8
+# and 64 writers, DAX write and read bandwidth, all on the same QEMU and a
+# fresh backing file of the same size. It prints ours, the reference, the
+# ratio ours/reference and the run's noise (the largest spread between
+# rounds of one kernel), keeps driver.txt and driver.tsv in
+# WORK/results/bench-driver-TIME/, and says for each figure whether ours is
+# worse than the reference by more than the noise. Under TCG the times are
+# emulated: read the ratios, not the absolute figures.
+#
+# --touch measures the pipeline after one patch changed: it replays a copy
+# of the series whose ext4 patch has one more comment line, runs
+# ci/bisect-boot.sh (points 4 and 5 are rebuilt and rebooted, the rest comes
+# from the caches), prints its table, then replays the real series back
+# (also when the run fails), so the branches end as they were.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-RESULTS= WARM=no
+RESULTS= WARM=no DRIVER=no TOUCH=no ROUNDS=3
+DRIVER_KEYS=(fsync_p50_us fsync_p99_us flushes_per_s_1 flushes_per_s_8 flushes_per_s_64
+	dax_write_mib_s dax_read_mib_s)
 
 seconds_of() {
 	sed -nE 's/.*\(([0-9.]+)s.*/\1/p; s/.*booted in ([0-9.]+)s.*/\1/p' | head -n 1
@@ -36,6 +57,95 @@ boot_table() {
 	awk '{ s += $1; n++ } END { if (n) printf "mean boot: %.1fs over %d boots\n", s / n, n }' "$dir"/points/*/boot.seconds
 }
 
+# driver_boot KERNEL INITRD DIR: one benchmark boot; DIR/figures.tsv
+driver_boot() {
+	local kernel=$1 initrd=$2 dir=$3
+	"$SERIES_TOP/boot/run-qemu.sh" --kernel "$kernel" --initrd "$initrd" --out "$dir" \
+		--cmdline vpmem_mode=bench --timeout 900 >/dev/null ||
+		die "benchmark boot of $kernel failed: $(head -n 1 "$dir/boot.status"); see $dir/boot.status"
+	rm -f "$dir/main.img" "$dir/faulty.img"
+	! grep -q '^not ok' "$dir/tap.log" || die "a benchmark test failed: $(grep -m1 '^not ok' "$dir/tap.log") ($dir/tap.log)"
+	sed -nE 's/^# bench: ([a-z0-9_]+) ([0-9.]+)$/\1\t\2/p' "$dir/tap.log" >"$dir/figures.tsv"
+	[ "$(wc -l <"$dir/figures.tsv")" -ge ${#DRIVER_KEYS[@]} ] ||
+		die "the benchmark printed $(wc -l <"$dir/figures.tsv") of ${#DRIVER_KEYS[@]} figures ($dir/tap.log)"
+}
+
+# driver_table OUT: key, ours, reference, ratio, noise, verdict (from the
+# rounds' figures.tsv files under OUT/ours-N and OUT/reference-N)
+driver_table() {
+	local out=$1 key
+	printf 'figure\tours\treference\tours/ref\tnoise\tverdict\n'
+	for key in "${DRIVER_KEYS[@]}"; do
+		awk -F'\t' -v key="$key" '
+			$1 != key { next }
+			FILENAME ~ /\/ours-/ { o[++no] = $2 } FILENAME ~ /\/reference-/ { r[++nr] = $2 }
+			function mean(a, n,   i, s) { for (i = 1; i <= n; i++) s += a[i]; return s / n }
+			function spread(a, n, m,   i, lo, hi) { lo = hi = a[1]
+				for (i = 2; i <= n; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] }
+				return m ? (hi - lo) / m : 0 }
+			END {
+				mo = mean(o, no); mr = mean(r, nr); ratio = mr ? mo / mr : 0
+				noise = spread(o, no, mo); if (spread(r, nr, mr) > noise) noise = spread(r, nr, mr)
+				worse = (key ~ /_us$/) ? ratio - 1 : 1 - ratio
+				verdict = worse > noise ? "ours worse beyond noise" : "within noise"
+				if (-worse > noise) verdict = "ours better beyond noise"
+				printf "%s\t%.1f\t%.1f\t%.2f\t%.0f%%\t%s\n", key, mo, mr, ratio, noise * 100, verdict
+			}' "$out"/ours-*/figures.tsv "$out"/reference-*/figures.tsv
+	done
+}
+
+run_driver_bench() {
+	local out ours ref initrd n
+	out=$(results_root)/bench-driver-$(date -u +%Y%m%dT%H%M%SZ)
+	mkdir -p "$out"
+	ours=$("$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev series/v4 2>"$out/build-ours.log") ||
+		die "series/v4 does not build (see $out/build-ours.log)"
+	ref=$("$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "$(newest_import_tag)" 2>"$out/build-ref.log") ||
+		die "the reference does not build (see $out/build-ref.log)"
+	initrd=$(test_initramfs)
+	for n in $(seq 1 "$ROUNDS"); do
+		note "round $n/$ROUNDS: ours"
+		driver_boot "$ours" "$initrd" "$out/ours-$n"
+		note "round $n/$ROUNDS: reference"
+		driver_boot "$ref" "$initrd" "$out/reference-$n"
+	done
+	driver_table "$out" >"$out/driver.tsv"
+	{
+		printf 'driver benchmark: series/v4 (ours) vs %s (reference), %s rounds, accelerator %s, %s cores\n' \
+			"$(newest_import_tag)" "$ROUNDS" "$(cat "$out/ours-1/accel")" "$(nproc)"
+		printf 'latencies in us (lower is better), rates per second and MiB/s (higher is better)\n\n'
+		column -t -s$'\t' "$out/driver.tsv"
+	} | tee "$out/driver.txt"
+	printf '%s\n' "$out"
+}
+
+# touched_topics DIR: a copy of the topic list in DIR whose ext4 patch
+# changes one more line of fs/ext4/file.c (a comment at its end).
+touched_topics() {
+	local dir=$1 patch commit wt
+	patch=$(grep -o '[^ ]*ext4[^ ]*\.patch' "$SERIES_TOP/topic-branches.txt" | head -n 1)
+	[ -n "$patch" ] || die "topic-branches.txt names no ext4 patch to touch"
+	commit=$(mgit log --format=%H -1 --grep='^ext4:' series/v4) || die "series/v4 has no ext4 commit"
+	wt=$dir/wt
+	mgit worktree add -q --detach "$wt" "$commit" >&2
+	printf '/* touched by ci/bench.sh --touch */\n' >>"$wt/fs/ext4/file.c"
+	git -C "$wt" -c user.name=bench -c user.email=bench@localhost commit -q -a --amend --no-edit
+	mkdir -p "$dir/$(dirname "$patch")"
+	git -C "$wt" format-patch -q -1 --stdout >"$dir/$patch"
+	mgit worktree remove --force "$wt"
+	sed "s|$patch|$dir/$patch|" "$SERIES_TOP/topic-branches.txt" >"$dir/topics.txt"
+}
+
+run_touch_bench() {
+	local tmp
+	tmp=$(mktemp -d)
+	TOUCH_TMP=$tmp
+	# Whatever happens, replay the real series back.
+	trap '"$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK" >/dev/null 2>&1 || true; rm -rf "$TOUCH_TMP"' EXIT
+	touched_topics "$tmp"
+	RESULTS=$("$SERIES_TOP/ci/bisect-boot.sh" --no-install --work "$SERIES_WORK" --topics "$tmp/topics.txt" | tail -n 1)
+}
+
 main() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
@@ -43,11 +153,20 @@ main() {
 		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
 		--results) RESULTS=$(realpath -m "${2:?}"); shift ;;
 		--warm) WARM=yes ;;
+		--driver) DRIVER=yes ;;
+		--rounds) ROUNDS=${2:?}; shift; [ "$ROUNDS" -ge 2 ] 2>/dev/null || die "--rounds needs a number >= 2: the noise is the spread between rounds" ;;
+		--touch) TOUCH=yes ;;
 		*) die "unknown argument '$1' (see --help)" ;;
 		esac
 		shift
 	done
-	if [ "$WARM" = yes ]; then
+	if [ "$DRIVER" = yes ]; then
+		run_driver_bench
+		return 0
+	fi
+	if [ "$TOUCH" = yes ]; then
+		run_touch_bench
+	elif [ "$WARM" = yes ]; then
 		RESULTS=$("$SERIES_TOP/ci/bisect-boot.sh" --no-install --work "$SERIES_WORK" | tail -n 1)
 	fi
 	[ -n "$RESULTS" ] || RESULTS=$(ls -1d "$(results_root)"/2* 2>/dev/null | sort | tail -n 1)

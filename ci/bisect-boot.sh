@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage: ci/bisect-boot.sh [--work DIR] [--point REV[=COLUMN]]... [--no-reference]
 #                          [--accel auto|tcg|kvm] [--timeout SECONDS]
-#                          [--no-install] [--no-checks] [--keep-images] [--help]
+#                          [--no-install] [--no-checks] [--keep-images]
+#                          [--topics FILE] [--help]
 #        ci/bisect-boot.sh --bisect-run
 #
 # The main job: proves that every bisect point of series/v4 builds and boots
@@ -29,6 +30,7 @@
 #   --no-checks           skip the per-commit checks stage
 #   --no-b4               do not write the posting at the end
 #   --keep-images         keep the 512 MiB virtio-pmem backing files
+#   --topics FILE         replay another topic list (ci/replay.sh --topics)
 #   --bisect-run          for 'git bisect run': test the HEAD of the current
 #                         directory's repository; exit 0 good, 1 bad, 125 when
 #                         it cannot be built
@@ -36,7 +38,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
 ACCEL=auto TIMEOUT=300 INSTALL=yes REFERENCE=yes CHECKS=yes B4=yes KEEP_IMAGES=no BISECT_RUN=no
-declare -a POINT_ARGS=()
+declare -a POINT_ARGS=() TOPICS_ARGS=()
 declare -a POINT_REV=() POINT_COL=() POINT_LABEL=()
 RESULTS=
 FAILED_POINTS=0
@@ -52,6 +54,7 @@ parse_args() {
 		--no-b4) B4=no ;;
 		--no-install) INSTALL=no ;;
 		--keep-images) KEEP_IMAGES=yes ;;
+		--topics) TOPICS_ARGS=(--topics "$(realpath -m "${2:?}")"); shift ;;
 		--accel) ACCEL=${2:?}; shift ;;
 		--timeout) TIMEOUT=${2:?}; shift ;;
 		--bisect-run) BISECT_RUN=yes ;;
@@ -107,20 +110,12 @@ prepare_mirror() {
 		"$SERIES_TOP/ci/install-deps.sh" >&2
 	fi
 	"$SERIES_TOP/base/import.sh" --work "$SERIES_WORK" >&2
-	"$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK" >"$RESULTS/replay.log"
+	"$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK" "${TOPICS_ARGS[@]}" >"$RESULTS/replay.log"
 	cat "$RESULTS/replay.log" >&2
 }
 
-initramfs_path() {
-	local key
-	key=$(cat "$SERIES_TOP/boot/init" "$SERIES_TOP/boot/tests/"*.c "$SERIES_TOP/boot/mkinitramfs.sh" |
-		sha256sum | cut -c1-16)
-	printf '%s/cache/initramfs/%s.cpio.gz\n' "$SERIES_WORK" "$key"
-}
-
 build_initramfs() {
-	INITRD=$(initramfs_path)
-	[ -f "$INITRD" ] || "$SERIES_TOP/boot/mkinitramfs.sh" --work "$SERIES_WORK" --out "$INITRD" >&2
+	INITRD=$(test_initramfs)
 }
 
 # A boot is cached when it passed, keyed by kernel, initramfs and scripts.

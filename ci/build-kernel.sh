@@ -50,9 +50,10 @@ main() {
 	configure_build "$NAME" "$FRAGMENT" >&2
 	# shellcheck disable=SC2086 # MAKE_ARGS is a list of make arguments
 	make -C "$(build_tree)" O="$(build_dir "$NAME")" -j"$(build_jobs)" $MAKE_ARGS bzImage >&2 ||
-		die "$REV ($(mgit log -1 --format=%s "$commit")) does not build"
+		die "$REV ($(mgit log -1 --format=%s "$commit")) does not build$(space_note "$(build_dir "$NAME")")"
 	mkdir -p "$(dirname "$cached")"
-	cp "$(build_dir "$NAME")/arch/x86/boot/bzImage" "$cached.tmp"
+	cp "$(build_dir "$NAME")/arch/x86/boot/bzImage" "$cached.tmp" ||
+		{ rm -f "$cached.tmp"; die "cannot cache the bzImage of $REV$(space_note "$(dirname "$cached")")"; }
 	mv "$cached.tmp" "$cached"
 	printf '%s\n' "$cached"
 }

@@ -3,8 +3,8 @@
 #
 # What a subsystem's patch CI does to every posted patch, on every commit of
 # RANGE (default base..series/v4) of the mirror: the checks of ci/checks/,
-#   build       guest and modular configs, W=1 on the touched files
-#   sparse      C=2 on the touched files
+#   build       guest and modular configs, W=1 on the range's C files
+#   sparse      C=2 on the range's C files
 #   cocci       the kernel's semantic patches and ours (cocci/)
 #   checkpatch  --strict, on the patch and its message
 #   hygiene     author's Signed-off-by, Fixes: tags, subject prefix
@@ -94,6 +94,15 @@ check_commit() {
 		printf '%s\tFAIL\n' "$commit" >>"$RESULTS/summary.tsv"
 }
 
+# Every C file the range adds or modifies: the build and sparse checks scan
+# this same set at each commit (see scan_files in ci/lib/checks.sh).
+range_c_files() {
+	local c
+	for c in "$@"; do
+		mgit diff --name-only --diff-filter=AM "$c^" "$c"
+	done | grep '\.c$' | sort -u | paste -sd' ' || true
+}
+
 print_matrix() {
 	echo
 	awk -F'\t' '{ line = sprintf("%-12s %-44.44s", $1, $2)
@@ -113,6 +122,8 @@ main() {
 	mapfile -t commits < <(mgit rev-list --reverse "$RANGE") || die "bad range $RANGE"
 	[ ${#commits[@]} -gt 0 ] || die "range $RANGE has no commits"
 	take_work_lock
+	SERIES_CHECK_FILES=$(range_c_files "${commits[@]}")
+	export SERIES_CHECK_FILES
 	[ -n "$RESULTS" ] || RESULTS=$(results_root)/checks-$(date -u +%Y%m%dT%H%M%SZ)
 	mkdir -p "$RESULTS"
 	printf 'commit\tsubject\t%s\n' "$(IFS=$'\t'; echo "${CHECKS[*]}")" >"$RESULTS/matrix.tsv"

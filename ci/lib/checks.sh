@@ -68,3 +68,68 @@ check_error() {
 	printf 'ERROR: %s\n' "$*" >>"$CHECK_LOG"
 	exit 2
 }
+
+# The C files a tool scans at a revision: those the commit touches plus
+# SERIES_CHECK_FILES (ci/check-commits.sh sets it to every C file the range
+# touches). Scanning the same set at every commit of a walk makes each
+# commit's baseline the scan its parent already got, from the cache, so
+# the tree only ever moves forward and builds stay incremental.
+scan_files() {
+	# shellcheck disable=SC2086 # a space-separated list
+	{ touched_c_files; printf '%s\n' ${SERIES_CHECK_FILES:-}; } | grep . | sort -u || true
+}
+
+# findings_cache TOOL CONFIG REV: where the normalized findings of TOOL on
+# the scanned files at REV are kept (by tree, config, file set and check).
+findings_cache() {
+	local tool=$1 name=$2 rev=$3 key
+	key=$({ scan_files; cat "$(config_fragment "$name")" "$0" "$SERIES_TOP/ci/lib/checks.sh"; } |
+		sha256sum | cut -c1-16)
+	printf '%s/cache/findings/%s-%s-%s-%s\n' "$SERIES_WORK" \
+		"$(mgit rev-parse "$rev^{tree}" | cut -c1-16)" "$tool" "$name" "$key"
+}
+
+# Objects of the scanned files that REV has and the config builds (its
+# last full build made them).
+scanned_objects() {
+	local name=$1 rev=$2 f
+	for f in $(scan_files); do
+		mgit cat-file -e "$rev:$f" 2>/dev/null || continue
+		[ -f "$(build_dir "$name")/${f%.c}.o" ] && printf '%s\n' "${f%.c}.o"
+	done
+	return 0
+}
+
+# scan_objects TOOL CONFIG REV MAKE-ARG...: with the tree at REV, make the
+# scanned objects with MAKE-ARGs (W=1, C=2 ...) and cache the warnings.
+scan_objects() {
+	local tool=$1 name=$2 rev=$3 out objs
+	shift 3
+	out=$(findings_cache "$tool" "$name" "$rev")
+	mapfile -t objs < <(scanned_objects "$name" "$rev")
+	mkdir -p "$(dirname "$out")"
+	printf '== %s %s at %s: %s\n' "$tool" "$name" "$rev" "${objs[*]:-(no object built)}" >>"$CHECK_LOG"
+	if [ ${#objs[@]} -gt 0 ]; then
+		make -C "$(build_tree)" O="$(build_dir "$name")" -j"$(build_jobs)" "$@" "${objs[@]}" \
+			>"$out.log" 2>&1 || check_error "$tool ($name config) failed at $rev: $(grep -m1 -E 'error:|Error [0-9]' "$out.log" || tail -n 1 "$out.log")"
+		cat "$out.log" >>"$CHECK_LOG"
+	else
+		: >"$out.log"
+	fi
+	# sparse names files by their absolute path in the build tree
+	sed "s|^$(build_tree)/||" "$out.log" | grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' |
+		normalize_warnings >"$out.tmp" || true
+	mv "$out.tmp" "$out"
+}
+
+has_findings() {
+	[ -f "$(findings_cache "$@")" ]
+}
+
+# new_scan_findings TOOL CONFIG: what the commit's scan has that the
+# parent's has not, tagged with the tool and config.
+new_scan_findings() {
+	local tool=$1 name=$2
+	new_findings "$(findings_cache "$tool" "$name" "$CHECK_PARENT")" \
+		"$(findings_cache "$tool" "$name" "$CHECK_COMMIT")" | sed "s/^/[$tool $name] /"
+}

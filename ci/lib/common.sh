@@ -125,6 +125,37 @@ build_dir() {
 	printf '%s/build/%s\n' "$SERIES_WORK" "$1"
 }
 
+# test_initramfs: the path of the test initramfs (boot/mkinitramfs.sh),
+# built once per change of its inputs.
+test_initramfs() {
+	local key out
+	key=$(cat "$SERIES_TOP/boot/init" "$SERIES_TOP/boot/tests/"*.[ch] "$SERIES_TOP/boot/mkinitramfs.sh" |
+		sha256sum | cut -c1-16)
+	out=$SERIES_WORK/cache/initramfs/$key.cpio.gz
+	[ -f "$out" ] || "$SERIES_TOP/boot/mkinitramfs.sh" --work "$SERIES_WORK" --out "$out" >&2
+	printf '%s\n' "$out"
+}
+
+# space_note DIR: what to add to an error message when DIR's filesystem is
+# (nearly) full, so "no space left" is named rather than guessed.
+space_note() {
+	local avail mnt
+	avail=$(df -Pk "$1" 2>/dev/null | awk 'NR == 2 { print $4 }')
+	mnt=$(df -P "$1" 2>/dev/null | awk 'NR == 2 { print $6 }')
+	if [ -n "$avail" ] && [ "$avail" -lt 2048 ]; then
+		printf ' (no space left on device: %s KiB free on %s)' "$avail" "$mnt"
+	fi
+	return 0
+}
+
+# config_fragment NAME: the fragment of a named build config (boot/NAME.config),
+# merged onto tinyconfig; each config has its own build directory.
+config_fragment() {
+	local f=$SERIES_TOP/boot/$1.config
+	[ -r "$f" ] || die "no build config '$1' ($f)"
+	printf '%s\n' "$f"
+}
+
 build_jobs() {
 	echo $(($(nproc) + 1))
 }

@@ -43,6 +43,24 @@ check_eq() {
 	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want '$2', got '$3'"; fi
 }
 
+# make_fixture_tarball TARBALL MAKEFILE-TEXT [RANDOM-KIB]: a tarball shaped
+# like Debian's linux-source one (top directory, .gitignore ignoring every
+# top-level path, a symlink), optionally with an incompressible file.
+make_fixture_tarball() {
+	local out=$1 src
+	src=$(mktemp -d)
+	local d=$src/linux-source-6.12
+	mkdir -p "$d/drivers/nvdimm" "$d/debian"
+	printf '/*\n!/debian\n' >"$d/.gitignore"
+	printf '%s\n' "$2" >"$d/Makefile"
+	echo pmem >"$d/drivers/nvdimm/pmem.c"
+	ln -s Makefile "$d/link"
+	echo changelog >"$d/debian/changelog"
+	[ -z "${3:-}" ] || head -c "$(($3 * 1024))" /dev/urandom >"$d/firmware.bin"
+	tar -C "$src" -cJf "$out" linux-source-6.12
+	rm -rf "$src"
+}
+
 finish_test_file() {
 	printf '%s %s\n' "$T_PASS" "$T_FAIL" >>"${T_RESULTS:-/dev/null}"
 }

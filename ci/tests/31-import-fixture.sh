@@ -12,17 +12,8 @@ trap 'rm -rf "$T"' EXIT
 W=$T/work
 IMPORT=("$SERIES_TOP/base/import.sh" --work "$W")
 
-# make_tarball NAME VERSION-TEXT: a tarball shaped like Debian's
 make_tarball() {
-	local d=$T/src/linux-source-6.12
-	rm -rf "$T/src"
-	mkdir -p "$d/drivers/nvdimm" "$d/debian"
-	printf '/*\n!/debian\n' >"$d/.gitignore"
-	printf '%s\n' "$2" >"$d/Makefile"
-	echo pmem >"$d/drivers/nvdimm/pmem.c"
-	ln -s Makefile "$d/link"
-	echo changelog >"$d/debian/changelog"
-	tar -C "$T/src" -cJf "$T/$1" linux-source-6.12
+	make_fixture_tarball "$T/$1" "$2"
 }
 
 refs() {
@@ -74,5 +65,6 @@ done
 check "an import run after killed ones succeeds" "${IMPORT[@]}" --tarball "$T/three.tar.xz" --version 6.12.3-1
 check_eq "killed imports leave exactly one commit per version" 3 "$(git -C "$M" rev-list --count import)"
 check "the mirror passes git fsck after the killed imports" git -C "$M" fsck --no-progress
+check_eq "the next run removes the stages killed imports left" "" "$(ls -d "$W"/import.* 2>/dev/null)"
 
 finish_test_file
