@@ -22,6 +22,10 @@ small_tmpfs() {
 	mount -t tmpfs -o "size=$1" tmpfs "$2" && MOUNTS+=("$2")
 }
 
+cached_kernels() {
+	{ find "$SERIES_WORK/cache/kernels" -name bzImage 2>/dev/null || true; } | wc -l
+}
+
 refs() {
 	git -C "$1" for-each-ref --format='%(refname) %(objectname)' | sort
 }
@@ -54,11 +58,11 @@ if mirror_exists && mgit rev-parse -q --verify base >/dev/null; then
 	rm -rf "$B"
 	check "a 4 MiB tmpfs is mounted as a build directory" small_tmpfs 4m "$B"
 	before=$(refs "$(mirror_dir)")
-	kernels=$(ls "$SERIES_WORK/cache/kernels" 2>/dev/null | wc -l)
+	kernels=$(cached_kernels)
 	check_fails "a build that fills its directory names the full disk" "base.*does not build.*no space left" \
 		"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev base --name diskfull \
 		--make-args "KCFLAGS=-DVPMEM_DISK_FULL_TEST"
-	check_eq "no kernel is cached for it" "$kernels" "$(ls "$SERIES_WORK/cache/kernels" | wc -l)"
+	check_eq "no kernel is cached for it" "$kernels" "$(cached_kernels)"
 	check_eq "the mirror's refs are untouched" "$before" "$(refs "$(mirror_dir)")"
 	umount "$B" && rmdir "$B"
 else
