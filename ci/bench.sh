@@ -123,7 +123,7 @@ run_driver_bench() {
 # changes one more line of fs/ext4/file.c (a comment at its end).
 touched_topics() {
 	local dir=$1 patch commit wt
-	patch=$(grep -o '[^ ]*ext4[^ ]*\.patch' "$SERIES_TOP/topic-branches.txt" | head -n 1)
+	patch=$(grep -v '^#' "$SERIES_TOP/topic-branches.txt" | grep -o '[^[:space:]]*\.patch' | grep ext4 | head -n 1)
 	[ -n "$patch" ] || die "topic-branches.txt names no ext4 patch to touch"
 	commit=$(mgit log --format=%H -1 --grep='^ext4:' series/v4) || die "series/v4 has no ext4 commit"
 	wt=$dir/wt
