@@ -61,7 +61,7 @@ fetch_archived_tarball() {
 	if [ ! -f "$dir/tarball.tar.xz" ]; then
 		mkdir -p "$dir.tmp"
 		(cd "$dir.tmp" && apt-get download -q "$LINUX_SOURCE_PKG=$ver" >&2) ||
-			die "cannot download $LINUX_SOURCE_PKG=$ver from the archive"
+			{ rm -rf "$dir.tmp"; die "cannot download $LINUX_SOURCE_PKG=$ver from the archive"; }
 		dpkg-deb -x "$dir.tmp"/*.deb "$dir.tmp/root"
 		mkdir -p "$dir"
 		mv "$dir.tmp/root/usr/src/$LINUX_SOURCE_PKG.tar.xz" "$dir/tarball.tar.xz"

@@ -53,6 +53,11 @@ check_fails "a missing tarball is refused with its name" "nothere.tar.xz.*missin
 	"${IMPORT[@]}" --tarball "$T/nothere.tar.xz" --version 6.12.4-1
 check_fails "--tarball without --version is refused" "needs --version" \
 	"${IMPORT[@]}" --tarball "$T/two.tar.xz"
+before=$(refs)
+check_fails "a package version the archive does not have is named" \
+	"cannot download linux-source-6.12=6.12.0-0nosuch" "${IMPORT[@]}" --version 6.12.0-0nosuch
+check_eq "the missing package moves no ref" "$before" "$(refs)"
+check_eq "the missing package leaves no download behind" "" "$(ls "$W/packages" 2>/dev/null)"
 
 # Kill an import at several points; the next run must finish it once.
 make_tarball three.tar.xz "VERSION = 3"
