@@ -141,6 +141,19 @@ stage_build() {
 	return 1
 }
 
+# What ran the boots: this run's pick, or, when every boot came from the
+# cache, the accelerator those cached boots ran on.
+accelerator_used() {
+	local cached
+	if [ -f "$RESULTS/accelerator" ]; then
+		cat "$RESULTS/accelerator"
+	elif cached=$(cat "$RESULTS"/points/*/accel 2>/dev/null | sort -u | paste -sd/) && [ -n "$cached" ]; then
+		printf '%s (cached boots)\n' "$cached"
+	else
+		echo none
+	fi
+}
+
 pick_accelerator() {
 	[ -z "${ACCEL_USED:-}" ] || return 0
 	ACCEL_USED=$(pick_accel "$ACCEL" "$KERNEL")
@@ -281,7 +294,7 @@ print_matrix() {
 		print line
 	}' "$RESULTS/matrix.tsv"
 	echo
-	printf 'accelerator: %s   points: %d   failed: %d\n' "$(cat "$RESULTS/accelerator" 2>/dev/null || echo none)" \
+	printf 'accelerator: %s   points: %d   failed: %d\n' "$(accelerator_used)" \
 		"${#POINT_REV[@]}" "$FAILED_POINTS"
 	printf 'cells: ok as expected, xfail failed as expected, - skipped as expected, FAIL not as expected\n'
 }

@@ -39,7 +39,7 @@ main() {
 	local commit key cached
 	commit=$(mgit rev-parse -q --verify "$REV^{commit}") || die "revision '$REV' not found in the mirror"
 	key=$(kernel_cache_key "$commit" "$MAKE_ARGS" "$FRAGMENT")
-	cached="$SERIES_WORK/cache/kernels/$key/bzImage"
+	cached=$(kernel_cache_path "$key")
 	if [ -f "$cached" ]; then
 		note "$REV: cached bzImage $key"
 		printf '%s\n' "$cached"
@@ -51,10 +51,7 @@ main() {
 	# shellcheck disable=SC2086 # MAKE_ARGS is a list of make arguments
 	make -C "$(build_tree)" O="$(build_dir "$NAME")" -j"$(build_jobs)" $MAKE_ARGS bzImage >&2 ||
 		die "$REV ($(mgit log -1 --format=%s "$commit")) does not build$(space_note "$(build_dir "$NAME")")"
-	mkdir -p "$(dirname "$cached")"
-	cp "$(build_dir "$NAME")/arch/x86/boot/bzImage" "$cached.tmp" ||
-		{ rm -f "$cached.tmp"; die "cannot cache the bzImage of $REV$(space_note "$(dirname "$cached")")"; }
-	mv "$cached.tmp" "$cached"
+	store_kernel "$key" "$(build_dir "$NAME")"
 	printf '%s\n' "$cached"
 }
 

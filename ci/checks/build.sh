@@ -28,12 +28,7 @@ build_at() {
 }
 
 cache_guest_kernel() {
-	local rev=$1 key dest
-	key=$(kernel_cache_key "$rev" "" "$(config_fragment guest)")
-	dest=$SERIES_WORK/cache/kernels/$key
-	mkdir -p "$dest"
-	cp "$(build_dir guest)/arch/x86/boot/bzImage" "$dest/bzImage.tmp"
-	mv "$dest/bzImage.tmp" "$dest/bzImage"
+	store_kernel "$(kernel_cache_key "$1" "" "$(config_fragment guest)")" "$(build_dir guest)"
 }
 
 # build_and_scan REV: build every config at REV and scan it with W=1
@@ -57,9 +52,9 @@ parent_scanned() {
 main() {
 	parse_check_args "$@"
 	if ! parent_scanned; then
-		build_and_scan "$CHECK_PARENT" || check_error "parent $CHECK_PARENT does not build: $(grep -m1 -E 'error:|Error [0-9]' "$CHECK_LOG" || tail -n 1 "$CHECK_LOG")"
+		build_and_scan "$CHECK_PARENT" || check_error "parent $CHECK_PARENT does not build: $(first_error "$CHECK_LOG")"
 	fi
-	build_and_scan "$CHECK_COMMIT" || check_error "does not build: $(grep -m1 -E 'error:|Error [0-9]' "$CHECK_LOG" || tail -n 1 "$CHECK_LOG")"
+	build_and_scan "$CHECK_COMMIT" || check_error "does not build: $(first_error "$CHECK_LOG")"
 	local name
 	for name in "${CONFIGS[@]}"; do
 		new_scan_findings w1 "$name" >>"$CHECK_NEW"

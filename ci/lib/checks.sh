@@ -63,6 +63,11 @@ finish_check() {
 	exit 0
 }
 
+# first_error LOG: the line of a make log that names what failed
+first_error() {
+	grep -m1 -E 'error:|Error [0-9]' "$1" || tail -n 1 "$1"
+}
+
 check_error() {
 	printf '%s\n' "$*" >>"$CHECK_NEW"
 	printf 'ERROR: %s\n' "$*" >>"$CHECK_LOG"
@@ -111,7 +116,7 @@ scan_objects() {
 	printf '== %s %s at %s: %s\n' "$tool" "$name" "$rev" "${objs[*]:-(no object built)}" >>"$CHECK_LOG"
 	if [ ${#objs[@]} -gt 0 ]; then
 		make -C "$(build_tree)" O="$(build_dir "$name")" -j"$(build_jobs)" "$@" "${objs[@]}" \
-			>"$out.log" 2>&1 || check_error "$tool ($name config) failed at $rev: $(grep -m1 -E 'error:|Error [0-9]' "$out.log" || tail -n 1 "$out.log")"
+			>"$out.log" 2>&1 || check_error "$tool ($name config) failed at $rev: $(first_error "$out.log")"
 		cat "$out.log" >>"$CHECK_LOG"
 	else
 		: >"$out.log"

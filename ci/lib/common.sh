@@ -169,6 +169,22 @@ kernel_cache_key() {
 		"$( (cat "$@"; printf '%s\n' "$extra") | sha256sum | cut -c1-12)"
 }
 
+# kernel_cache_path KEY: where the bzImage of a kernel_cache_key is kept
+kernel_cache_path() {
+	printf '%s/cache/kernels/%s/bzImage\n' "$SERIES_WORK" "$1"
+}
+
+# store_kernel KEY BUILD-DIR: cache BUILD-DIR's bzImage under KEY, all or
+# nothing (a full disk leaves no half-copied image behind).
+store_kernel() {
+	local dest
+	dest=$(kernel_cache_path "$1")
+	mkdir -p "$(dirname "$dest")"
+	cp "$2/arch/x86/boot/bzImage" "$dest.tmp" ||
+		{ rm -f "$dest.tmp"; die "cannot cache the bzImage of $2$(space_note "$(dirname "$dest")")"; }
+	mv "$dest.tmp" "$dest"
+}
+
 # Check out COMMIT, detached, in the tooling's own work tree of the mirror.
 # Only the files that differ are rewritten, so their mtimes alone change.
 checkout_build_tree() {
