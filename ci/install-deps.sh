@@ -12,7 +12,8 @@ PACKAGES=(
 	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
 	cpio xz-utils file kmod python3 perl git git-filter-repo
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs
-	sparse coccinelle b4 util-linux python3-ply python3-git
+	sparse coccinelle ocaml-nox b4 util-linux python3-ply python3-git
+	mmdebstrap ccache
 )
 
 missing_packages() {
