@@ -49,7 +49,7 @@ main() {
 	checkout_build_tree "$commit"
 	configure_build "$NAME" "$FRAGMENT" >&2
 	# shellcheck disable=SC2086 # MAKE_ARGS is a list of make arguments
-	make -C "$(build_tree)" O="$(build_dir "$NAME")" -j"$(build_jobs)" $MAKE_ARGS bzImage >&2 ||
+	kmake -C "$(build_tree)" O="$(build_dir "$NAME")" -j"$(build_jobs)" $MAKE_ARGS bzImage >&2 ||
 		die "$REV ($(mgit log -1 --format=%s "$commit")) does not build$(space_note "$(build_dir "$NAME")")"
 	store_kernel "$key" "$(build_dir "$NAME")"
 	printf '%s\n' "$cached"

@@ -5,6 +5,7 @@
 # RANGE (default base..series/v4) of the mirror: the checks of ci/checks/,
 #   build       guest and modular configs, W=1 on the range's C files
 #   sparse      C=2 on the range's C files
+#   ppc64le     the range's powerpc C files cross-compiled with W=1
 #   cocci       the kernel's semantic patches and ours (cocci/)
 #   checkpatch  --strict, on the patch and its message
 #   hygiene     author's Signed-off-by, Fixes: tags, subject prefix
@@ -20,7 +21,7 @@ set -euo pipefail
 
 RANGE=base..series/v4
 RESULTS=
-CHECKS=(build sparse cocci checkpatch hygiene)
+CHECKS=(build sparse ppc64le cocci checkpatch hygiene)
 FOUND=0
 
 parse_args() {

@@ -24,7 +24,7 @@ build_at() {
 	printf '== %s config at %s\n' "$name" "$rev" >>"$CHECK_LOG"
 	configure_build "$name" "$(config_fragment "$name")"
 	# shellcheck disable=SC2086 # the target list is split on purpose
-	make -C "$(build_tree)" O="$(build_dir "$name")" -j"$(build_jobs)" ${TARGETS[$name]} >>"$CHECK_LOG" 2>&1
+	kmake -C "$(build_tree)" O="$(build_dir "$name")" -j"$(build_jobs)" ${TARGETS[$name]} >>"$CHECK_LOG" 2>&1
 }
 
 cache_guest_kernel() {

@@ -115,7 +115,7 @@ scan_objects() {
 	mkdir -p "$(dirname "$out")"
 	printf '== %s %s at %s: %s\n' "$tool" "$name" "$rev" "${objs[*]:-(no object built)}" >>"$CHECK_LOG"
 	if [ ${#objs[@]} -gt 0 ]; then
-		make -C "$(build_tree)" O="$(build_dir "$name")" -j"$(build_jobs)" "$@" "${objs[@]}" \
+		kmake -C "$(build_tree)" O="$(build_dir "$name")" -j"$(build_jobs)" "$@" "${objs[@]}" \
 			>"$out.log" 2>&1 || check_error "$tool ($name config) failed at $rev: $(first_error "$out.log")"
 		cat "$out.log" >>"$CHECK_LOG"
 	else

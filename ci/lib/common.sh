@@ -160,6 +160,24 @@ build_jobs() {
 	echo $(($(nproc) + 1))
 }
 
+# kmake ARG...: make for a kernel build. Compilers go through ccache
+# (Debian's /usr/lib/ccache), whose cache outlives work directories
+# (SERIES_CCACHE_DIR, default ~/.cache/ccache); paths under the work
+# directory are rewritten relative (CCACHE_BASEDIR), and kbuild's version
+# stamp is fixed, so identical sources and config give identical objects
+# whatever the work directory, and a fresh clone's cold build hits what an
+# earlier one compiled. SERIES_CCACHE=no turns it off.
+kmake() {
+	local path=$PATH
+	if [ "${SERIES_CCACHE:-yes}" != no ] && [ -d /usr/lib/ccache ] && command -v ccache >/dev/null 2>&1; then
+		path=/usr/lib/ccache:$PATH
+	fi
+	PATH=$path CCACHE_DIR=${SERIES_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache} \
+		CCACHE_BASEDIR=$SERIES_WORK CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${SERIES_CCACHE_SIZE:-8G} \
+		KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_USER=series \
+		KBUILD_BUILD_HOST=virtio-pmem make "$@"
+}
+
 # kernel_cache_key COMMIT EXTRA FRAGMENT...
 kernel_cache_key() {
 	local commit=$1 extra=$2 tree
@@ -206,7 +224,7 @@ configure_build() {
 	tree=$(build_tree)
 	out=$(build_dir "$name")
 	mkdir -p "$out"
-	make -C "$tree" O="$out" tinyconfig >/dev/null
+	kmake -C "$tree" O="$out" tinyconfig >/dev/null
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
-	make -C "$tree" O="$out" olddefconfig >/dev/null
+	kmake -C "$tree" O="$out" olddefconfig >/dev/null
 }

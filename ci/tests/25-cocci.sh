@@ -38,9 +38,10 @@ done
 
 # Our v4 driver, from the series' patches.
 mkdir -p "$T/v4" && git -C "$T/v4" init -q
-for p in "$SERIES_TOP"/patches/v4/000[23]-*.patch; do
+for p in "$SERIES_TOP"/patches/v4/*.patch; do
 	git -C "$T/v4" apply --include='drivers/nvdimm/virtio_pmem.c' "$p"
 done
+check "v4 driver: the series creates it" test -s "$T/v4/drivers/nvdimm/virtio_pmem.c"
 check "v4 driver: our rules report nothing" "$SERIES_TOP/cocci/run.sh" "$T/v4/drivers/nvdimm/virtio_pmem.c"
 
 finish_test_file

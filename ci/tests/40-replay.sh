@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ci/replay.sh on the real import: base lacks the in-tree feature, series/v4
-# is the five patches on base, the topics merge to its tree, the pristine
-# import keeps the reference, and a corrupted patch moves nothing.
+# is the nine patches on base, the topics merge to its tree, the pristine
+# import keeps the reference, authorship is as kernel practice gives it, and
+# a corrupted patch moves nothing.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -18,34 +19,45 @@ check "base lacks VIRTIO_ID_PMEM" bash -c "! git -C '$(mirror_dir)' grep -q VIRT
 check "base lacks DAXDEV_SYNC, dax_synchronous and ND_REGION_ASYNC" \
 	bash -c "! git -C '$(mirror_dir)' grep -q -E 'DAXDEV_SYNC|dax_synchronous|ND_REGION_ASYNC|is_nvdimm_sync' base -- drivers fs include arch"
 check "the pristine import still has the merged driver" mgit cat-file -e "$tag:drivers/nvdimm/virtio_pmem.c"
-check_eq "series/v4 is five commits on base" 5 "$(mgit rev-list --count base..series/v4)"
+check_eq "series/v4 is nine commits on base" 9 "$(mgit rev-list --count base..series/v4)"
 check_eq "series/v4 is linear" 0 "$(mgit rev-list --count --merges base..series/v4)"
-check_eq "subjects follow the v3 split" \
-	"libnvdimm:|virtio-pmem:|libnvdimm:|ext4:|xfs:" \
+check_eq "one subsystem per patch, the driver last" \
+	"libnvdimm:|dax:|libnvdimm:|dm:|s390/dcssblk:|ext4:|xfs:|powerpc/papr_scm:|virtio-pmem:" \
 	"$(mgit log --reverse --format=%s base..series/v4 | cut -d' ' -f1 | paste -sd'|')"
 check "series/v4 adds drivers/nvdimm/virtio_pmem.c" mgit cat-file -e series/v4:drivers/nvdimm/virtio_pmem.c
 check "the driver uses the virtio spec's pmem device ID 27" \
 	bash -c "git -C '$(mirror_dir)' show series/v4:include/uapi/linux/virtio_ids.h | grep -Eq 'VIRTIO_ID_PMEM[[:space:]]+27'"
-merged=$(mgit merge-tree --write-tree topic/ext4-mapsync topic/xfs-mapsync)
+merged=$(mgit merge-tree --write-tree topic/papr-scm-flush topic/virtio-pmem)
 check_eq "merging the leaf topics gives the tree of series/v4" "$(mgit rev-parse 'series/v4^{tree}')" "$merged"
 check "series/v4 messages keep the changelog under ---" \
 	bash -c "git -C '$(mirror_dir)' log -1 --format=%B series/v4 | grep -q '^Changes since v3:'"
 check "topic messages are as git am leaves them (no changelog)" \
-	bash -c "! git -C '$(mirror_dir)' log -1 --format=%B topic/xfs-mapsync | grep -q '^Changes since v3:'"
-check "every series commit has the author's and the porter's Signed-off-by" bash -c "
+	bash -c "! git -C '$(mirror_dir)' log -1 --format=%B topic/fs-mapsync | grep -q '^Changes since v3:'"
+check "every commit is the original author's (with his sign-off) or the sender's" bash -c "
 	for c in \$(git -C '$(mirror_dir)' rev-list base..series/v4); do
-		git -C '$(mirror_dir)' log -1 --format=%B \$c | grep -q '^Signed-off-by: Pankaj Gupta' || exit 1
-		git -C '$(mirror_dir)' log -1 --format=%B \$c | grep -q '^Signed-off-by: Pmem Porting Team' || exit 1
+		author=\$(git -C '$(mirror_dir)' log -1 --format='%an <%ae>' \$c)
+		case \$author in
+		'virtio-pmem series tooling <series-tooling@localhost>') ;;
+		*) git -C '$(mirror_dir)' log -1 --format=%B \$c | grep -qF \"Signed-off-by: \$author\" || exit 1 ;;
+		esac
 	done"
+check "rewritten patches credit Pankaj Gupta as co-developer at his current address" bash -c "
+	for c in \$(git -C '$(mirror_dir)' log --format=%H --author=series-tooling@localhost base..series/v4 -- drivers/nvdimm/virtio_pmem.c drivers/nvdimm/claim.c); do
+		git -C '$(mirror_dir)' log -1 --format=%B \$c |
+			grep -A1 '^Co-developed-by: Pankaj Gupta <pankaj.gupta.linux@gmail.com>' |
+			grep -q '^Signed-off-by: Pankaj Gupta <pankaj.gupta.linux@gmail.com>' || exit 1
+	done"
+check "no placeholder identity in any commit of the series" bash -c "
+	! git -C '$(mirror_dir)' log --format='%an %ae%n%B' base..series/v4 | grep -qiE 'example\\.(org|com|net)|Porting Team'"
 
 # A deliberately corrupted copy of a real patch: named, and no ref moves.
 sed '0,/^+#define VIRTIO_ID_PMEM/s//+#define VIRTIO_ID_PMEM_BROKEN/; 0,/^ #define VIRTIO_ID_FS/s// #define VIRTIO_ID_FSX/' \
-	"$SERIES_TOP/patches/v4/0002-virtio-pmem-Add-virtio-pmem-driver.patch" >"$T/0002-corrupt.patch"
-sed "s|patches/v4/0002-virtio-pmem-Add-virtio-pmem-driver.patch|$T/0002-corrupt.patch|" \
+	"$SERIES_TOP/patches/v4/0009-virtio-pmem-add-the-virtio-pmem-driver.patch" >"$T/0009-corrupt.patch"
+sed "s|patches/v4/0009-virtio-pmem-add-the-virtio-pmem-driver.patch|$T/0009-corrupt.patch|" \
 	"$SERIES_TOP/topic-branches.txt" >"$T/topics.txt"
 before=$(mgit for-each-ref --format='%(refname) %(objectname)' | sort)
 check_fails "a corrupted patch is named with its topic and hunk" \
-	"topic virtio-pmem: patch .*0002-corrupt.patch does not apply: failing hunk in include/uapi/linux/virtio_ids.h" \
+	"topic virtio-pmem: patch .*0009-corrupt.patch does not apply: failing hunk in include/uapi/linux/virtio_ids.h" \
 	"$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK" --topics "$T/topics.txt"
 check_eq "a corrupted patch leaves every ref as it was" "$before" \
 	"$(mgit for-each-ref --format='%(refname) %(objectname)' | sort)"
