@@ -1,20 +1,58 @@
 #!/usr/bin/env bash
-# Usage: ci/install-deps.sh [--help]
+# Usage: ci/install-deps.sh [--list] [--no-check] [--help]
 #
 # Installs with apt-get the Debian 12 packages that the pipeline needs:
-# kernel source and build tools, QEMU, busybox, filesystem tools, sparse,
-# coccinelle and b4. Packages already present are left alone, so a second
-# run costs only the dpkg query.
+# kernel source and build tools (and the ppc64le cross compiler of the
+# ppc64le check), QEMU, busybox, filesystem tools, sparse,
+# coccinelle with the OCaml compiler and the libpython its script rules
+# need, b4, and the test suite's own tools (mmdebstrap, shellcheck).
+# Packages already present are left alone, so a second run costs only the
+# dpkg query. Then it runs the tool smoke test, ci/check-tools.sh (a few
+# seconds), so a package that is missing or broken is named now, not an
+# hour into the main job.
+#
+#   --list      print the packages it installs, one a line, and exit
+#   --no-check  do not run ci/check-tools.sh afterwards
+#
+# Environment:
+#   SERIES_DROP_PACKAGE="P1 P2"  leave these packages out of the list (space
+#                                or comma separated): for the tests that show
+#                                a missing package is caught and named
+#                                (ci/tests/03-fresh-chroot.sh); a name that
+#                                is not in the list is refused
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
 PACKAGES=(
 	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+	gcc-powerpc64le-linux-gnu
 	cpio xz-utils file kmod python3 perl git git-filter-repo
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs
-	sparse coccinelle ocaml-nox b4 util-linux python3-ply python3-git
-	mmdebstrap ccache
+	sparse coccinelle ocaml-nox libpython3-dev b4 util-linux python3-ply python3-git
+	mmdebstrap ccache shellcheck gcc-powerpc64le-linux-gnu
 )
+
+# Take SERIES_DROP_PACKAGE's packages out of PACKAGES.
+drop_packages() {
+	local spec=${SERIES_DROP_PACKAGE:-} drop p keep=() d found
+	read -r -a drop <<<"${spec//,/ }"
+	[ ${#drop[@]} -gt 0 ] || return 0
+	for d in "${drop[@]}"; do
+		found=no
+		for p in "${PACKAGES[@]}"; do
+			[ "$p" != "$d" ] || found=yes
+		done
+		[ "$found" = yes ] || die "SERIES_DROP_PACKAGE: '$d' is not in the package list"
+	done
+	for p in "${PACKAGES[@]}"; do
+		for d in "${drop[@]}"; do
+			[ "$p" != "$d" ] || continue 2
+		done
+		keep+=("$p")
+	done
+	note "SERIES_DROP_PACKAGE: leaving out ${drop[*]}"
+	PACKAGES=("${keep[@]}")
+}
 
 missing_packages() {
 	local p
@@ -24,23 +62,37 @@ missing_packages() {
 	done
 }
 
-main() {
-	case "${1:-}" in
-	-h | --help) usage_from_header "$0"; exit 0 ;;
-	"") ;;
-	*) die "unknown argument '$1' (see --help)" ;;
-	esac
-	local todo
+install_missing() {
+	local todo sudo=()
 	mapfile -t todo < <(missing_packages)
 	if [ ${#todo[@]} -eq 0 ]; then
 		note "all ${#PACKAGES[@]} packages present"
 		return 0
 	fi
 	note "installing: ${todo[*]}"
-	local sudo=()
 	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
 	"${sudo[@]}" apt-get update -q
 	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${todo[@]}"
+}
+
+main() {
+	local list=no check=yes
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage_from_header "$0"; exit 0 ;;
+		--list) list=yes ;;
+		--no-check) check=no ;;
+		*) die "unknown argument '$1' (see --help)" ;;
+		esac
+		shift
+	done
+	drop_packages
+	if [ "$list" = yes ]; then
+		printf '%s\n' "${PACKAGES[@]}"
+		return 0
+	fi
+	install_missing
+	[ "$check" = no ] || "$SERIES_TOP/ci/check-tools.sh"
 }
 
 main "$@"

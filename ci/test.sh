@@ -1,34 +1,42 @@
 #!/usr/bin/env bash
-# Usage: ci/test.sh [--quick] [--work DIR] [--help]
+# Usage: ci/test.sh [--quick] [--no-install] [--work DIR] [--help]
 #
-# The test suite: runs every ci/tests/*.sh in order and ends with the line
-# 'N passed, N failed'. Tests run the real import and replay on the real
-# linux-source-6.12 package and the whole ci/bisect-boot.sh; error-path
-# tests use small fixture trees under a temporary directory. The work
-# directory is ./work unless --work or SERIES_WORK says otherwise.
+# The test suite: first installs the packages it needs (ci/install-deps.sh,
+# which ends with the tool smoke test), then runs every ci/tests/*.sh in
+# order and ends with the line 'N passed, N failed'. Tests run the real
+# import and replay on the real linux-source-6.12 package and the whole
+# ci/bisect-boot.sh; error-path tests use small fixture trees under a
+# temporary directory. The work directory is ./work unless --work or
+# SERIES_WORK says otherwise.
 #
-#   --quick   skip the tests that build and boot kernels (ci/tests/5*)
+#   --quick       skip the tests that build and boot kernels (ci/tests/5*)
+#                 and the fresh Debian chroot (ci/tests/03-fresh-chroot.sh)
+#   --no-install  do not run ci/install-deps.sh first
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-QUICK=no
+QUICK=no INSTALL=yes
 
 main() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		-h | --help) usage_from_header "$0"; exit 0 ;;
 		--quick) QUICK=yes ;;
+		--no-install) INSTALL=no ;;
 		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
 		*) die "unknown argument '$1' (see --help)" ;;
 		esac
 		shift
 	done
 	export SERIES_WORK QUICK
+	if [ "$INSTALL" = yes ]; then
+		"$SERIES_TOP/ci/install-deps.sh" || die "ci/install-deps.sh failed: the packages above are missing"
+	fi
 	local results t pass=0 failed=0 p f start
 	results=$(mktemp)
 	export T_RESULTS=$results
 	for t in "$SERIES_TOP"/ci/tests/[0-9]*.sh; do
-		case "$(basename "$t")" in 5*) [ "$QUICK" = no ] || continue ;; esac
+		case "$(basename "$t")" in 5* | 03-fresh-chroot.sh) [ "$QUICK" = no ] || continue ;; esac
 		printf '== %s\n' "${t#"$SERIES_TOP"/}"
 		start=$(now_s)
 		if ! bash "$t"; then

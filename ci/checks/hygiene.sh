@@ -4,10 +4,15 @@
 # What a maintainer's tools check before applying: a Signed-off-by from the
 # author, every Fixes: tag naming a commit that exists in the mirror (with
 # its subject), and a 'subsystem: summary' subject whose prefix fits the
-# files touched (ci/checks/subsystems.tsv). Contract: ci/lib/checks.sh.
+# files touched (ci/checks/subsystems.tsv). The commit is judged as
+# b4/prep.sh posts it (ci/lib/posting.sh): a patch the tooling authored is
+# the sender's, and the sender's Signed-off-by comes last; what the commit
+# itself lacks still counts. Contract: ci/lib/checks.sh.
+# Inputs: ci/checks/subsystems.tsv
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/checks.sh"
+. "$(dirname "$0")/../lib/posting.sh"
 
 SUBSYSTEMS=$SERIES_TOP/ci/checks/subsystems.tsv
 
@@ -18,7 +23,7 @@ finding() {
 
 check_signoff() {
 	local author
-	author=$(mgit log -1 --format='%an <%ae>' "$CHECK_COMMIT")
+	author=$(mgit log -1 --format='%an <%ae>' "$POSTED")
 	grep -qxF "Signed-off-by: $author" <<<"$MESSAGE" ||
 		finding "no Signed-off-by from the author ($author)"
 }
@@ -59,7 +64,9 @@ check_subject() {
 
 main() {
 	parse_check_args "$@"
-	MESSAGE=$(mgit log -1 --format=%B "$CHECK_COMMIT")
+	POSTED=$(posted_commit "$CHECK_COMMIT" "$CHECK_PARENT" "$(posting_sender)") ||
+		check_error "cannot write commit $CHECK_COMMIT as posted"
+	MESSAGE=$(mgit log -1 --format=%B "$POSTED")
 	check_signoff
 	check_fixes
 	check_subject

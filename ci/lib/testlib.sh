@@ -64,3 +64,26 @@ make_fixture_tarball() {
 finish_test_file() {
 	printf '%s %s\n' "$T_PASS" "$T_FAIL" >>"${T_RESULTS:-/dev/null}"
 }
+
+# path_without DIR CMD...: fills DIR with links to every command on PATH but
+# the CMDs (and their .opt/.byte variants), and prints DIR, to be the whole
+# PATH of one command: a machine where those packages were never installed.
+path_without() {
+	local dir=$1 d c
+	shift
+	mkdir -p "$dir"
+	IFS=: read -r -a T_PATH_DIRS <<<"$PATH"
+	for d in "${T_PATH_DIRS[@]}"; do
+		[ -d "$d" ] || continue
+		cp -s -n "$d"/* "$dir"/ 2>/dev/null || true
+	done
+	for c in "$@"; do
+		rm -f "$dir/$c" "$dir/$c".*
+	done
+	printf '%s\n' "$dir"
+}
+
+# skip NAME WHY: a check that cannot run here, said so; counted neither way
+skip() {
+	printf 'skip %s: %s\n' "$1" "$2"
+}

@@ -2,11 +2,15 @@
 # b4/prep.sh: the v4 mails apply back to the tree of series/v4 (git am and
 # b4 am/shazam offline), pass checkpatch, carry the right To/Cc; topic
 # branches can be pulled from the mirror served on loopback; bad input
-# stops the run before anything is written. Needs a passing bisect-boot
-# results directory (ci/tests/50-bisect-boot.sh makes one).
+# stops the run before anything is written. The posting is a draft
+# (--draft: the tooling identity signs it; the sender's identity rules are
+# ci/tests/62-b4-identity.sh's), and without --draft a placeholder identity
+# is refused. Needs a passing bisect-boot results directory
+# (ci/tests/50-bisect-boot.sh makes one).
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
+. "$(dirname "$0")/../lib/posting.sh"
 
 T=$(mktemp -d)
 DAEMON_PID=
@@ -16,11 +20,13 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-PREP=("$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK")
+PREP=("$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK" --draft)
+TOOL=$(tool_identity)
+series_before=$(mgit rev-parse series/v4)
 
 rc=0
 "${PREP[@]}" >"$T/prep.log" 2>&1 || rc=$?
-check_eq "b4/prep.sh writes the posting" 0 "$rc"
+check_eq "b4/prep.sh --draft writes the posting" 0 "$rc"
 [ "$rc" -eq 0 ] || tail -n 20 "$T/prep.log"
 O=$(tail -n 1 "$T/prep.log")
 n=$(mgit rev-list --count base..series/v4)
@@ -33,20 +39,26 @@ check "the cover has the Changes since v3 list" grep -q '^Changes since v3' "$co
 check "the cover has the side-channel section" grep -q '^Page-cache side channels' "$cover"
 check "the cover's test figures are generated (the accelerator is named)" grep -qE '\((tcg|kvm)\) with two virtio-pmem-pci' "$cover"
 check "no placeholder is left in the cover" bash -c "! grep -q '@TESTED_WITH@\|EDITME' '$cover'"
-for m in "$O"/mails/000[1-9]-*.eml; do
+check "the draft says it is not sendable" grep -q '^DRAFT: not sendable' "$O/DRAFT"
+check_eq "series/v4 stays as replayed" "$series_before" "$(mgit rev-parse series/v4)"
+for m in "$O"/mails/0*.eml; do
 	name=$(basename "$m")
-	check "$name: Signed-off-by present" grep -q '^Signed-off-by: ' "$m"
-	check "$name: changelog under ---" grep -q '^Changes since v3:' "$m"
-	out=$(cd "$SERIES_WORK/b4" && PATH=/usr/bin:/bin:$PATH perl scripts/checkpatch.pl --strict --no-tree -q "$m" 2>&1) &&
+	[[ $name != 0000-* ]] || continue
+	check_eq "$name: the sender's (tooling's) Signed-off-by is the last trailer" "Signed-off-by: $TOOL" \
+		"$(awk '/^---$/ { print last; exit } NF { last = $0 }' "$m")"
+	check "$name: changelog under ---" grep -q '^Changes since v3' "$m"
+	out=$(cd "$SERIES_WORK/b4-draft" && PATH=/usr/bin:/bin:$PATH perl scripts/checkpatch.pl --strict --no-tree -q "$m" 2>&1) &&
 		pass "$name: checkpatch --strict clean" || fail "$name: checkpatch --strict clean" "$out"
 done
 
 # To and Cc: what get_maintainer.pl gives for the series.
 want=$(grep -oE '[^<, ]+@[^>, ]+' "$O/maintainers.txt" | sort -u)
 got=$(sed -n '/^To:/,/^[A-Z][a-z-]*: /p;/^Cc:/,/^[A-Z][a-z-]*: /p' "$cover" | grep -v '^Subject:\|^Message\|^Date:\|^From:' |
-	grep -oE '[^<, ]+@[^>, ]+' | grep -v 'pmem-porting@example.org' | sort -u)
+	grep -oE '[^<, ]+@[^>, ]+' | grep -vxF "$(ident_email "$TOOL")" | sort -u)
+want=$(grep -vxF "$(ident_email "$TOOL")" <<<"$want")
 check_eq "the cover's To/Cc are get_maintainer's addresses" "$want" "$got"
-check "the new driver's maintainer (MAINTAINERS.local) is addressed" grep -q 'pagupta@redhat.com' <<<"$got"
+check "the new driver's maintainer (MAINTAINERS.local) is addressed" grep -q 'pankaj.gupta.linux@gmail.com' <<<"$got"
+check "his replaced address is not" bash -c "! grep -q 'pagupta@redhat.com' <<<'$got'"
 
 # Round trip: git am onto base reproduces series/v4's tree.
 mgit worktree add -q --detach "$T/am" base
@@ -54,15 +66,18 @@ mgit worktree add -q --detach "$T/am" base
 	pass "git am applies the patches mbox onto base" || fail "git am applies the patches mbox onto base" "$(tail -n 3 "$T/am.log")"
 check_eq "git am reproduces the tree of series/v4" "$(mgit rev-parse 'series/v4^{tree}')" \
 	"$(git -C "$T/am" rev-parse 'HEAD^{tree}')"
-check_eq "authors and subjects survive the round trip" \
-	"$(mgit log --format='%an <%ae> %s' base..series/v4)" \
+check_eq "authors and subjects survive the round trip (as posted: b4/draft)" \
+	"$(mgit log --format='%an <%ae> %s' base..b4/draft)" \
 	"$(git -C "$T/am" log --format='%an <%ae> %s' base..HEAD)"
 trailer_lines() {
 	grep -E '^(Signed-off-by|Co-developed-by|Reviewed-by|Acked-by|Tested-by|Fixes|Link): |^\[' || true
 }
-check_eq "trailers survive the round trip" \
-	"$(mgit log --format=%B base..series/v4 | trailer_lines)" \
+check_eq "trailers survive the round trip (as posted: b4/draft)" \
+	"$(mgit log --format=%B base..b4/draft | trailer_lines)" \
 	"$(git -C "$T/am" log --format=%B base..HEAD | trailer_lines)"
+check_eq "as posted, every commit is series/v4's plus the sender's Signed-off-by" \
+	"$(for c in $(mgit rev-list base..series/v4); do posted_message "$c" "$TOOL"; done)" \
+	"$(for c in $(mgit rev-list base..b4/draft); do mgit cat-file commit "$c" | sed '1,/^$/d'; done)"
 check "the changelogs stay out of the applied commits" \
 	bash -c "! git -C '$T/am' log --format=%B base..HEAD | grep -q '^Changes since v3:'"
 
@@ -71,7 +86,7 @@ mkdir -p "$T/b4am"
 (cd "$T/am" && b4 -n --no-stdin --offline-mode am -m "$O/v4.mbox" -o "$T/b4am") >"$T/b4am.log" 2>&1 &&
 	pass "b4 am reads the mbox offline" || fail "b4 am reads the mbox offline" "$(tail -n 3 "$T/b4am.log")"
 git -C "$T/am" checkout -q --detach base
-(cd "$T/am" && git config user.name T && git config user.email t@example.org &&
+(cd "$T/am" && GIT_COMMITTER_NAME=T GIT_COMMITTER_EMAIL=t@localhost GIT_AUTHOR_NAME=T GIT_AUTHOR_EMAIL=t@localhost \
 	b4 -n --no-stdin --offline-mode shazam -m "$O/v4.mbox") >"$T/shazam.log" 2>&1 &&
 	pass "b4 shazam applies the mbox offline" || fail "b4 shazam applies the mbox offline" "$(tail -n 3 "$T/shazam.log")"
 check_eq "b4 shazam reproduces the tree of series/v4" "$(mgit rev-parse 'series/v4^{tree}')" \
@@ -87,15 +102,22 @@ git daemon --reuseaddr --listen=127.0.0.1 --port="$port" --export-all \
 DAEMON_PID=$!
 sleep 1
 git clone -q --bare --shared --single-branch -b base "$(mirror_dir)" "$T/maintainer.git"
-git -C "$T/maintainer.git" fetch -q "git://127.0.0.1:$port/linux" topic/ext4-mapsync >"$T/fetch.log" 2>&1 &&
-	pass "a maintainer fetches topic/ext4-mapsync over git://127.0.0.1" ||
-	fail "a maintainer fetches topic/ext4-mapsync over git://127.0.0.1" "$(cat "$T/fetch.log")"
+# The topic with the ext4 patch (topic-branches.txt), and what it holds.
+ext4_topic=topic/$(sed 's/#.*//' "$SERIES_TOP/topic-branches.txt" | awk '/ext4/ { print $1; exit }')
+git -C "$T/maintainer.git" fetch -q "git://127.0.0.1:$port/linux" "$ext4_topic" >"$T/fetch.log" 2>&1 &&
+	pass "a maintainer fetches $ext4_topic over git://127.0.0.1" ||
+	fail "a maintainer fetches $ext4_topic over git://127.0.0.1" "$(cat "$T/fetch.log")"
 check_eq "the pull brings exactly the ext4 topic and its parents" \
-	"libnvdimm: nd_region flush callback support|virtio-pmem: Add virtio pmem driver|libnvdimm: add a synchronous flag to dax_device|ext4: disable MAP_SYNC for DAX on asynchronous devices" \
-	"$(git -C "$T/maintainer.git" log --reverse --format=%s base..FETCH_HEAD | paste -sd'|')"
+	"$(mgit log --reverse --format=%s "base..$ext4_topic" | paste -sd'|')" \
+	"$(git -C "$T/maintainer.git" log --reverse --format=%s base..FETCH_HEAD 2>/dev/null | paste -sd'|')"
+check "the ext4 topic holds the ext4 patch" \
+	grep -q '^ext4: ' <<<"$(git -C "$T/maintainer.git" log --format=%s base..FETCH_HEAD 2>/dev/null)"
 
 # Bad input: a clear message, and nothing written.
-before=$(ls "$(results_root)" | grep -c '^b4-' || true)
+b4_outputs() {
+	find "$(results_root)" -maxdepth 1 -name 'b4-*' | wc -l
+}
+before=$(b4_outputs)
 : >"$T/empty.txt"
 check_fails "an empty cover letter is refused" "is empty" "${PREP[@]}" --cover "$T/empty.txt"
 check_fails "a missing cover letter is refused" "not found" "${PREP[@]}" --cover "$T/none.txt"
@@ -106,6 +128,10 @@ mgit branch -D fixture/elsewhere >/dev/null
 { cat "$SERIES_TOP/MAINTAINERS.local"; printf '\nNOWHERE\nM:\tX <x@example.org>\nF:\tdrivers/nowhere/\n'; } >"$T/maint"
 check_fails "a MAINTAINERS.local entry matching no file is refused" "NOWHERE.*matches no file" \
 	"${PREP[@]}" --maintainers "$T/maint"
-check_eq "the refused runs wrote no output" "$before" "$(ls "$(results_root)" | grep -c '^b4-' || true)"
+if [ -n "$(identity_problem "$(sender_identity)")" ]; then
+	check_fails "without --draft, this machine's placeholder identity is refused" "no sender identity for a sendable posting" \
+		"$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK"
+fi
+check_eq "the refused runs wrote no output" "$before" "$(b4_outputs)"
 
 finish_test_file
