@@ -7,13 +7,30 @@
 #                             the guest counted successful fsyncs of the main
 #                             device ("# vpmem-fsyncs: N" in tap.log): a flush
 #                             that succeeds without asking the host fails here
-#   host_flushes_answered     every traced request got a response
+#   host_flushes_answered     every traced request got a response, but for
+#                             the guest's stray notifications ("# vpmem-stray-
+#                             notifies: N"), each traced as a request QEMU
+#                             never answers
+#   host_flush_outstanding_max_one
+#                             in trace order, +1 per request, -1 per
+#                             response: never more than one outstanding
+#                             (the guest's storm ran; its two devices are
+#                             never flushed at the same time)
 #   host_fsync_error_traced   the faulty device's host fsync failed at least
 #                             once (the fault shim was in effect)
 #   host_dax_data_persisted   /persist.dat of the ext4 left on main.img holds
 #                             what the guest wrote through its DAX mapping
 #   host_blk_data_persisted   main.img at 508 MiB holds what the guest wrote
 #                             through the block device
+# and, for the debug profile's tests (boot/tests/pmem_debug.c):
+#   host_soak_flushes_answered  the soak ran: more than SOAK_MIN responses,
+#                             at least the guest's "# vpmem-soak-flushes: N",
+#                             requests = responses + stray notifications,
+#                             and QEMU logged "missing request data" (an
+#                             empty queue at a notification) only for those
+#   host_stray_notify_once    the NEEDS_RESET injection ran: one stray
+#                             notification, one "missing request data" in
+#                             qemu.log, one request never answered
 # A check whose guest side did not run is a skip. Exits 1 if any check fails.
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
@@ -21,7 +38,9 @@ set -euo pipefail
 DIR=
 PATTERN_LEN=1048576
 BLK_OFFSET_MIB=508
+SOAK_MIN=131072
 N=0 FAILED=0
+REQUESTS=0 RESPONSES=0 STRAYS=0 MISSING=0
 
 tap() {
 	local verdict=$1 name=$2 why=${3:-}
@@ -45,8 +64,33 @@ guest_result() {
 	esac
 }
 
+# guest_ran NAME: the guest test ran (passed or failed, not skipped)
+guest_ran() {
+	case "$(guest_result "$1")" in ok | fail) return 0 ;; *) return 1 ;; esac
+}
+
+# count_lines PATTERN FILE: matching lines, 0 for a missing file
+count_lines() {
+	local n
+	n=$(grep -c -- "$1" "$2" 2>/dev/null) || true
+	printf '%s\n' "${n:-0}"
+}
+
 count_trace() {
-	grep -c -- "$1" "$DIR/trace.log" 2>/dev/null || true
+	count_lines "$1" "$DIR/trace.log"
+}
+
+# guest_sum KEY: the sum of the guest's "# KEY: N" lines, 0 if none
+guest_sum() {
+	sed -n "s/^# $1: \([0-9]*\)\$/\1/p" "$DIR/tap.log" 2>/dev/null |
+		awk '{s += $1} END {print s + 0}'
+}
+
+count_figures() {
+	REQUESTS=$(count_trace 'virtio_pmem_flush_request')
+	RESPONSES=$(count_trace 'virtio_pmem_response')
+	STRAYS=$(guest_sum vpmem-stray-notifies)
+	MISSING=$(count_lines 'missing request data' "$DIR/qemu.log")
 }
 
 # yes dies of SIGPIPE once head has enough: not an error.
@@ -55,24 +99,71 @@ pattern() {
 }
 
 check_flushes() {
-	local guest requests responses
-	guest=$(sed -n 's/^# vpmem-fsyncs: \([0-9]*\)$/\1/p' "$DIR/tap.log" 2>/dev/null |
-		awk '{s += $1} END {print s + 0}')
-	requests=$(count_trace 'virtio_pmem_flush_request')
-	responses=$(count_trace 'virtio_pmem_response')
+	local guest
+	guest=$(guest_sum vpmem-fsyncs)
 	if [ "$guest" -eq 0 ]; then
 		tap skip host_flushes_reach_host "the guest counted no fsync of a virtio-pmem device"
-	elif [ "$requests" -ge "$guest" ]; then
+	elif [ "$REQUESTS" -ge "$guest" ]; then
 		tap ok host_flushes_reach_host
 	else
-		tap fail host_flushes_reach_host "guest fsyncs: $guest, flush requests seen by the host: $requests"
+		tap fail host_flushes_reach_host "guest fsyncs: $guest, flush requests seen by the host: $REQUESTS"
 	fi
-	if [ "$requests" -eq 0 ]; then
+	if [ "$REQUESTS" -eq 0 ]; then
 		tap skip host_flushes_answered "no flush request traced"
-	elif [ "$responses" -eq "$requests" ]; then
+	elif [ "$((RESPONSES + STRAYS))" -eq "$REQUESTS" ]; then
 		tap ok host_flushes_answered
 	else
-		tap fail host_flushes_answered "requests: $requests, responses: $responses"
+		tap fail host_flushes_answered "requests: $REQUESTS, responses: $RESPONSES, stray notifications: $STRAYS"
+	fi
+}
+
+# The most requests outstanding at once, in the trace's order.
+max_outstanding() {
+	awk '/virtio_pmem_flush_request/ { if (++n > max) max = n }
+		/virtio_pmem_response/ { if (n > 0) n-- }
+		END { print max + 0 }' "$DIR/trace.log" 2>/dev/null || echo 0
+}
+
+check_outstanding() {
+	local max
+	if ! guest_ran flush_storm_virtio; then
+		tap skip host_flush_outstanding_max_one "the guest's storm did not run"
+		return
+	fi
+	max=$(max_outstanding)
+	if [ "$STRAYS" -ne 0 ]; then
+		tap fail host_flush_outstanding_max_one "stray notifications in a storm boot: the count is void"
+	elif [ "$max" -le 1 ]; then
+		tap ok host_flush_outstanding_max_one
+	else
+		tap fail host_flush_outstanding_max_one "up to $max flush requests outstanding at once"
+	fi
+}
+
+check_soak() {
+	local soak
+	if ! guest_ran flush_soak_virtio; then
+		tap skip host_soak_flushes_answered "the guest's soak did not run"
+		return
+	fi
+	soak=$(guest_sum vpmem-soak-flushes)
+	if [ "$RESPONSES" -le "$SOAK_MIN" ] || [ "$RESPONSES" -lt "$soak" ] ||
+		[ "$REQUESTS" -ne "$((RESPONSES + STRAYS))" ] || [ "$MISSING" -ne "$STRAYS" ]; then
+		tap fail host_soak_flushes_answered "requests: $REQUESTS, responses: $RESPONSES (more than $SOAK_MIN and the guest's $soak wanted), stray notifications: $STRAYS, \"missing request data\": $MISSING"
+	else
+		tap ok host_soak_flushes_answered
+	fi
+}
+
+check_stray() {
+	if ! guest_ran needs_reset_injected; then
+		tap skip host_stray_notify_once "the guest's NEEDS_RESET injection did not run"
+		return
+	fi
+	if [ "$STRAYS" -eq 1 ] && [ "$MISSING" -eq 1 ] && [ "$((REQUESTS - RESPONSES))" -eq 1 ]; then
+		tap ok host_stray_notify_once
+	else
+		tap fail host_stray_notify_once "stray notifications: $STRAYS, \"missing request data\": $MISSING, unanswered requests: $((REQUESTS - RESPONSES))"
 	fi
 }
 
@@ -82,7 +173,7 @@ check_fsync_error() {
 		tap skip host_fsync_error_traced "guest test did not pass"
 		return
 	fi
-	failed=$(grep -c 'virtio_pmem_flush_done fsync return=-' "$DIR/trace.log" 2>/dev/null || true)
+	failed=$(count_trace 'virtio_pmem_flush_done fsync return=-')
 	if [ "$failed" -gt 0 ]; then
 		tap ok host_fsync_error_traced
 	else
@@ -131,11 +222,15 @@ main() {
 	need_cmds debugfs cmp dd
 	{
 		echo "TAP version 13"
-		echo "1..5"
+		echo "1..8"
+		count_figures
 		check_flushes
 		check_fsync_error
 		check_dax_data
 		check_blk_data
+		check_outstanding
+		check_soak
+		check_stray
 	} | tee "$DIR/host.tap"
 	! grep -q '^not ok' "$DIR/host.tap"
 }

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Usage: boot/evaluate.sh DIR COLUMN [--expected FILE] [--help]
+# Usage: boot/evaluate.sh DIR COLUMN [--expected FILE] [--profile fast|debug]
+#                         [--help]
 #
 # Compares the results of one boot in DIR (tap.log from the guest, host.tap
 # from boot/check-host.sh) with column COLUMN of boot/expected.tsv (base,
-# 1..5, reference, or "final" for the last numbered column). Writes
+# 1..9, reference, or "final" for the last numbered column). Only the rows
+# of the boot's profile count: --profile debug (a boot of run-qemu.sh
+# --profile debug) judges the rows of the groups listed on the file's
+# "# profile debug:" line, the default fast profile every other row. Writes
 #   DIR/details.tsv  test, group, expected, observed, verdict (match/MISMATCH)
 #   DIR/groups.tsv   group, cell: ok, xfail (failed as expected), - (skipped
 #                    as expected), FAIL (anything not as expected)
@@ -12,6 +16,7 @@ set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 
 EXPECTED=$SERIES_TOP/boot/expected.tsv
+PROFILE=fast
 
 # observed results, "name<TAB>ok|fail|skip", from TAP files
 observed_results() {
@@ -36,25 +41,36 @@ resolve_column() {
 	printf '%s\n' "$col"
 }
 
+# The groups of the debug profile: "# profile debug: GROUP..." in EXPECTED.
+debug_groups() {
+	sed -n 's/^# profile debug:[[:space:]]*//p' "$EXPECTED" | head -n 1
+}
+
 main() {
 	local dir="" col="" args=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		-h | --help) usage_from_header "$0"; exit 0 ;;
 		--expected) EXPECTED=$(realpath "${2:?}"); shift ;;
+		--profile) PROFILE=${2:?}; shift ;;
+		-*) die "unknown argument '$1' (see --help)" ;;
 		*) args+=("$1") ;;
 		esac
 		shift
 	done
 	[ ${#args[@]} -eq 2 ] || die "usage: boot/evaluate.sh DIR COLUMN"
+	case "$PROFILE" in fast | debug) ;; *) die "--profile must be fast or debug" ;; esac
 	dir=${args[0]}
 	[ -d "$dir" ] || die "$dir: no such results directory"
 	col=$(resolve_column "${args[1]}")
 	observed_results "$dir/tap.log" "$dir/host.tap" >"$dir/observed.tsv"
-	awk -F'\t+' -v col="$col" -v details="$dir/details.tsv" -v groups="$dir/groups.tsv" '
-		FNR == NR { obs[$1] = $2; next }
+	awk -F'\t+' -v col="$col" -v details="$dir/details.tsv" -v groups="$dir/groups.tsv" \
+		-v debug="$(debug_groups)" -v profile="$PROFILE" '
+		BEGIN { n = split(debug, d, " "); for (i = 1; i <= n; i++) dg[d[i]] = 1 }
+		FILENAME == ARGV[1] { obs[$1] = $2; next }
 		/^# test/ { sub(/^# /, ""); for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
 		/^#/ || NF < 3 { next }
+		(profile == "debug") != ($2 in dg) { next }
 		{
 			name = $1; group = $2; want = $c
 			got = (name in obs) ? obs[name] : "missing"

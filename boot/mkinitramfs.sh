@@ -2,10 +2,11 @@
 # Usage: boot/mkinitramfs.sh --out FILE [--init FILE] [--work DIR] [--help]
 #
 # Builds the test initramfs (gzip'ed cpio): busybox-static, boot/init, the
-# in-guest TAP tests and benchmark (boot/tests/*.c, built static against the kselftest
-# harness of the newest import in the mirror) and the host's mke2fs and
-# mkfs.xfs with the shared libraries they need. --init puts another /init
-# in (the fault tests use boot/fixtures/init-*).
+# in-guest TAP tests, the debug profile's tests and the benchmark
+# (boot/tests/pmem_{tests,debug,bench}.c, built static against the
+# kselftest harness of the newest import in the mirror) and the host's
+# mke2fs and mkfs.xfs with the shared libraries they need. --init puts
+# another /init in (the fault tests use boot/fixtures/init-*).
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 
@@ -41,7 +42,7 @@ fetch_harness() {
 
 build_tests() {
 	local root=$1 inc=$2 prog
-	for prog in pmem_tests pmem_bench; do
+	for prog in pmem_tests pmem_debug pmem_bench; do
 		gcc -static -O2 -Wall -Wno-format-truncation -I"$inc" \
 			-o "$root/$prog" "$SERIES_TOP/boot/tests/$prog.c" -lpthread ||
 			die "boot/tests/$prog.c does not build"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Usage: boot/run-qemu.sh --kernel BZIMAGE --initrd FILE --out DIR
 #                         [--timeout SECONDS] [--accel auto|tcg|kvm]
+#                         [--profile fast|debug]
 #                         [--qemu-arg ARG]... [--cmdline ARG]... [--help]
 #
 # Boots one kernel in QEMU with the test devices and runs the in-guest tests:
@@ -15,6 +16,11 @@
 # or TAP log over 1 MiB (a guest flooding its console) keeps its last MiB.
 # --qemu-arg adds an argument to QEMU's command line, --cmdline one to the
 # kernel's (vpmem_mode=bench runs the driver benchmark); both repeatable.
+# --profile debug (default fast) runs the debug profile's tests instead
+# (boot/tests/pmem_debug.c: soak, NEEDS_RESET injection) with
+# "vpmem_mode=debug slub_debug=FZP" on the kernel command line and the main
+# device's backing file on tmpfs (SERIES_TMPFS, default /dev/shm; deleted
+# after the boot). DIR/profile names the profile.
 #
 # SERIES_QEMU names another QEMU binary (default qemu-system-x86_64).
 #
@@ -24,8 +30,9 @@
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 
-KERNEL= INITRD= OUT= TIMEOUT=300 ACCEL=auto
+KERNEL= INITRD= OUT= TIMEOUT=300 ACCEL=auto PROFILE=fast
 declare -a EXTRA_ARGS=() CMDLINE_ARGS=()
+MAIN_IMG="" TMPFS_DIR=""
 LOG_CAP=1048576
 DEBUG_EXIT_OK=33
 MAIN_SIZE=512M
@@ -42,6 +49,7 @@ parse_args() {
 		--accel) ACCEL=${2:?}; shift ;;
 		--qemu-arg) EXTRA_ARGS+=("${2:?}"); shift ;;
 		--cmdline) CMDLINE_ARGS+=("${2:?}"); shift ;;
+		--profile) PROFILE=${2:?}; shift ;;
 		*) die "unknown argument '$1' (see --help)" ;;
 		esac
 		shift
@@ -51,6 +59,19 @@ parse_args() {
 	[ -r "$KERNEL" ] || die "kernel $KERNEL not found"
 	[ -r "$INITRD" ] || die "initramfs $INITRD not found"
 	case "$ACCEL" in auto | tcg | kvm) ;; *) die "--accel must be auto, tcg or kvm" ;; esac
+	case "$PROFILE" in fast | debug) ;; *) die "--profile must be fast or debug" ;; esac
+}
+
+# The debug profile: its tests, slab poisoning, the main image on tmpfs.
+apply_profile() {
+	MAIN_IMG=$OUT/main.img
+	[ "$PROFILE" = debug ] || return 0
+	CMDLINE_ARGS+=(vpmem_mode=debug slub_debug=FZP)
+	local tmpfs=${SERIES_TMPFS:-/dev/shm}
+	[ "$(stat -f -c %T "$tmpfs" 2>/dev/null)" = tmpfs ] || note "$tmpfs is not a tmpfs: host fsyncs will be slow"
+	TMPFS_DIR=$(mktemp -d "$tmpfs/vpmem-debug.XXXXXX") || die "cannot create a directory in $tmpfs"
+	trap 'rm -rf "$TMPFS_DIR"' EXIT
+	MAIN_IMG=$TMPFS_DIR/main.img
 }
 
 # The shim is built next to the guest artefacts, once per source change.
@@ -72,7 +93,7 @@ qemu_args() {
 		-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 memmap=512M!1G vpmem_token=$token${CMDLINE_ARGS[*]:+ ${CMDLINE_ARGS[*]}}" \
 		-serial "file:$OUT/console.log" -serial "file:$OUT/tap.log" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-object "memory-backend-file,id=vpmem-main,share=on,mem-path=$OUT/main.img,size=$MAIN_SIZE" \
+		-object "memory-backend-file,id=vpmem-main,share=on,mem-path=$MAIN_IMG,size=$MAIN_SIZE" \
 		-device virtio-pmem-pci,memdev=vpmem-main,id=vpmem0 \
 		-object "memory-backend-file,id=vpmem-faulty,share=on,mem-path=$OUT/faulty.img,size=$FAULTY_SIZE" \
 		-device virtio-pmem-pci,memdev=vpmem-faulty,id=vpmem1 \
@@ -118,7 +139,9 @@ main() {
 	mkdir -p "$OUT"
 	rm -f "$OUT"/{console,tap,trace,qemu}.log
 	rm -f "$OUT"/{main,faulty}.img 2>/dev/null || true
-	truncate -s "$MAIN_SIZE" "$OUT/main.img" 2>/dev/null || die "cannot create backing file $OUT/main.img"
+	apply_profile
+	printf '%s\n' "$PROFILE" >"$OUT/profile"
+	truncate -s "$MAIN_SIZE" "$MAIN_IMG" 2>/dev/null || die "cannot create backing file $MAIN_IMG"
 	truncate -s "$FAULTY_SIZE" "$OUT/faulty.img" 2>/dev/null || die "cannot create backing file $OUT/faulty.img"
 	local accel token shim rc=0 status start
 	accel=$(pick_accel "$ACCEL" "$KERNEL")

@@ -29,26 +29,77 @@ host_for() {
 		  else print "not ok " n " " $1 }' "$SERIES_TOP/boot/expected.tsv"
 }
 
-for col in base 1 2 3 4 5 reference; do
+# only_groups DIR DEBUG|FAST: keep in DIR's TAP files only the results of
+# the debug profile's groups (or of every other group)
+only_groups() {
+	local dir=$1 which=$2 keep
+	keep=$(awk -F'\t+' -v which="$which" '
+		/^# profile debug:/ { sub(/^# profile debug:[ \t]*/, ""); n = split($0, g, " ")
+			for (i = 1; i <= n; i++) dg[g[i]] = 1; next }
+		/^#/ || NF < 3 { next }
+		(which == "DEBUG") == ($2 in dg) { print $1 }' "$SERIES_TOP/boot/expected.tsv")
+	for f in tap.log host.tap; do
+		grep -wF -f <(printf '%s\n' $keep) "$dir/$f" >"$dir/$f.tmp" || true
+		mv "$dir/$f.tmp" "$dir/$f"
+	done
+}
+
+COLUMNS_ALL=(base 1 2 3 4 5 6 7 8 9 reference)
+for col in "${COLUMNS_ALL[@]}"; do
 	mkdir -p "$T/$col"
 	tap_for "$col" >"$T/$col/tap.log"
 	host_for "$col" >"$T/$col/host.tap"
 	check "results exactly as expected pass at point $col" "$SERIES_TOP/boot/evaluate.sh" "$T/$col" "$col"
 done
-check_fails "the tip's results at point 2 are caught (MAP_SYNC refused too early)" \
-	"MISMATCH xfs_map_sync_refused_virtio: expected fail, got ok" \
-	"$SERIES_TOP/boot/evaluate.sh" "$T/5" 2
-check_fails "point 2's results judged as final are caught" "MISMATCH ext4_map_sync_refused_virtio" \
-	"$SERIES_TOP/boot/evaluate.sh" "$T/2" final
-grep -v 'pmem.flush_storm_virtio' "$T/5/tap.log" >"$T/5/tap.tmp" && mv "$T/5/tap.tmp" "$T/5/tap.log"
+check_eq "the header has base, nine patches and the reference" "${COLUMNS_ALL[*]}" \
+	"$(grep -m1 '^# test' "$SERIES_TOP/boot/expected.tsv" | tr -s '\t' '\n' | tail -n +3 | paste -sd' ')"
+check_fails "the tip's results at point 8 are caught (a virtio-pmem device before the driver)" \
+	"MISMATCH virtio_pmem_probed: expected fail, got ok" \
+	"$SERIES_TOP/boot/evaluate.sh" "$T/9" 8
+check_fails "point 8's results judged as final are caught" "MISMATCH xfs_map_sync_refused_virtio: expected ok, got skip" \
+	"$SERIES_TOP/boot/evaluate.sh" "$T/8" final
+check "no MAP_SYNC refusal is an expected failure once the driver exists" \
+	test -z "$(awk -F'\t+' '/^#/ || NF < 3 { next } $1 ~ /map_sync_refused/ && ($12 == "fail" || $13 == "fail")' \
+		"$SERIES_TOP/boot/expected.tsv")"
+cp -r "$T/9" "$T/9-missing"
+grep -v 'pmem.flush_storm_virtio' "$T/9/tap.log" >"$T/9-missing/tap.log"
 check_fails "a test missing from the TAP is caught" "flush_storm_virtio: expected ok, got missing" \
-	"$SERIES_TOP/boot/evaluate.sh" "$T/5" 5
+	"$SERIES_TOP/boot/evaluate.sh" "$T/9-missing" 9
 check_eq "the storm group shows FAIL in the matrix cell" "FAIL" \
-	"$(awk -F'\t' '$1 == "storm" { print $2 }' "$T/5/groups.tsv")"
-"$SERIES_TOP/boot/evaluate.sh" "$T/2" 2 >/dev/null
-check_eq "an expected failure shows as xfail" "xfail" \
-	"$(awk -F'\t' '$1 == "mapsync" { print $2 }' "$T/2/groups.tsv")"
-check_fails "an unknown column is refused" "no column 'nine'" "$SERIES_TOP/boot/evaluate.sh" "$T/5" nine
+	"$(awk -F'\t' '$1 == "storm" { print $2 }' "$T/9-missing/groups.tsv")"
+"$SERIES_TOP/boot/evaluate.sh" "$T/1" 1 >/dev/null
+check_eq "an expected failure shows as xfail (no device before the driver)" "xfail" \
+	"$(awk -F'\t' '$1 == "probe" { print $2 }' "$T/1/groups.tsv")"
+"$SERIES_TOP/boot/evaluate.sh" "$T/reference" reference >/dev/null
+check_eq "the reference's BTT flush in atomic context is an xfail" "xfail" \
+	"$(awk -F'\t' '$1 == "btt" { print $2 }' "$T/reference/groups.tsv")"
+check_fails "an unknown column is refused" "no column 'nine'" "$SERIES_TOP/boot/evaluate.sh" "$T/9" nine
+check_fails "an unknown profile is refused" "must be fast or debug" \
+	"$SERIES_TOP/boot/evaluate.sh" --profile slow "$T/9" 9
+
+# Profiles: a fast boot is judged without the debug rows, a debug boot by
+# them alone; each writes only its own groups' cells.
+for col in 9 reference; do
+	cp -r "$T/$col" "$T/$col-fast"
+	only_groups "$T/$col-fast" FAST
+	check "a fast boot without debug results passes at point $col" \
+		"$SERIES_TOP/boot/evaluate.sh" "$T/$col-fast" "$col"
+	cp -r "$T/$col" "$T/$col-debug"
+	only_groups "$T/$col-debug" DEBUG
+	check "a debug boot passes at point $col with --profile debug" \
+		"$SERIES_TOP/boot/evaluate.sh" --profile debug "$T/$col-debug" "$col"
+	check_fails "a debug boot judged as a fast one is caught at point $col" "MISMATCH" \
+		"$SERIES_TOP/boot/evaluate.sh" "$T/$col-debug" "$col"
+done
+"$SERIES_TOP/boot/evaluate.sh" --profile debug "$T/9-debug" 9 >/dev/null
+check_eq "the debug boot's cells are the soak and reset groups" "soak reset" \
+	"$(cut -f1 "$T/9-debug/groups.tsv" | paste -sd' ')"
+check "the fast boot's cells leave the debug groups out" \
+	test -z "$(grep -E '^(soak|reset)'$'\t' "$T/9-fast/groups.tsv")"
+sed -i 's/^ok \([0-9]*\) pmem.needs_reset_injected$/not ok \1 pmem.needs_reset_injected/' "$T/9-debug/tap.log"
+check_fails "a failed NEEDS_RESET injection at the tip is caught" \
+	"MISMATCH needs_reset_injected: expected ok, got fail" \
+	"$SERIES_TOP/boot/evaluate.sh" --profile debug "$T/9-debug" 9
 
 # check-host: a guest that fsynced more than the host saw fails the check.
 H=$T/host
@@ -80,5 +131,69 @@ for n in "ok 1 host_flushes_reach_host" "ok 2 host_flushes_answered" "ok 3 host_
 	grep -qx "$n" "$H/host.tap" && pass "check-host: $n once the host side matches" ||
 		fail "check-host: $n once the host side matches" "$(tr '\n' ' ' <"$H/host.tap")"
 done
+
+# check-host: at most one request outstanding during the storm, in trace order.
+S=$T/storm
+mkdir -p "$S"
+echo abc123 >"$S/token"
+printf '%s\n' "ok 1 pmem.flush_storm_virtio" >"$S/tap.log"
+for _ in 1 2 3; do
+	printf '%s\n' "virtio_pmem_flush_request flush request" "virtio_pmem_flush_done fsync return=0" \
+		"virtio_pmem_response flush response"
+done >"$S/trace.log"
+"$SERIES_TOP/boot/check-host.sh" "$S" >/dev/null 2>&1 || true
+check "one request at a time passes host_flush_outstanding_max_one" \
+	grep -qx "ok 6 host_flush_outstanding_max_one" "$S/host.tap"
+printf '%s\n' "virtio_pmem_flush_request flush request" "virtio_pmem_flush_request flush request" \
+	"virtio_pmem_response flush response" "virtio_pmem_response flush response" >>"$S/trace.log"
+check_fails "two requests outstanding at once fail host_flush_outstanding_max_one" \
+	"not ok 6 host_flush_outstanding_max_one" "$SERIES_TOP/boot/check-host.sh" "$S"
+check "the report says how many were outstanding" grep -q 'up to 2 flush requests outstanding' "$S/host.tap"
+: >"$S/tap.log"
+"$SERIES_TOP/boot/check-host.sh" "$S" >/dev/null 2>&1 || true
+check "without the guest's storm the check is a skip" \
+	grep -q '^ok 6 host_flush_outstanding_max_one # SKIP' "$S/host.tap"
+
+# check-host: the soak and the NEEDS_RESET injection of the debug profile.
+D=$T/debug
+mkdir -p "$D"
+echo abc123 >"$D/token"
+# trace_of REQUESTS RESPONSES: a trace with that many of each, in pairs
+trace_of() {
+	awk -v q="$1" -v r="$2" 'BEGIN {
+		for (i = 0; i < q; i++) {
+			print "virtio_pmem_flush_request flush request"
+			if (i < r) { print "virtio_pmem_flush_done fsync return=0"; print "virtio_pmem_response flush response" }
+		} }'
+}
+printf '%s\n' "# vpmem-soak-flushes: 132096" "ok 2 pmem.flush_soak_virtio" \
+	"# vpmem-stray-notifies: 1" "ok 3 pmem.needs_reset_injected" >"$D/tap.log"
+trace_of 132101 132100 >"$D/trace.log"
+echo "qemu-system-x86_64: virtio-pmem missing request data" >"$D/qemu.log"
+"$SERIES_TOP/boot/check-host.sh" "$D" >/dev/null 2>&1 || true
+for n in "ok 2 host_flushes_answered" "ok 7 host_soak_flushes_answered" "ok 8 host_stray_notify_once"; do
+	check "check-host: $n after a clean soak and one stray notification" grep -qx "$n" "$D/host.tap"
+done
+# The 65,536th request notified twice: a second "missing request data".
+trace_of 65538 65536 >"$D/trace.log"
+printf '%s\n' "# vpmem-soak-flushes: 65535" "not ok 2 pmem.flush_soak_virtio" \
+	"# vpmem-stray-notifies: 1" "ok 3 pmem.needs_reset_injected" >"$D/tap.log"
+echo "qemu-system-x86_64: virtio-pmem missing request data" >>"$D/qemu.log"
+check_fails "a soak broken at the 65,536th request fails host_soak_flushes_answered" \
+	"not ok 7 host_soak_flushes_answered" "$SERIES_TOP/boot/check-host.sh" "$D"
+check "... and host_stray_notify_once (two empty-queue notifications)" \
+	grep -qx "not ok 8 host_stray_notify_once" "$D/host.tap"
+check "... and host_flushes_answered (an unanswered request the guest did not inject)" \
+	grep -qx "not ok 2 host_flushes_answered" "$D/host.tap"
+: >"$D/qemu.log"
+trace_of 132100 132100 >"$D/trace.log"
+printf '%s\n' "# vpmem-soak-flushes: 132096" "ok 2 pmem.flush_soak_virtio" \
+	"# vpmem-stray-notifies: 1" "ok 3 pmem.needs_reset_injected" >"$D/tap.log"
+check_fails "a stray notification QEMU never saw fails host_stray_notify_once" \
+	"not ok 8 host_stray_notify_once" "$SERIES_TOP/boot/check-host.sh" "$D"
+printf '%s\n' "# vpmem-soak-flushes: 1000" "ok 2 pmem.flush_soak_virtio" >"$D/tap.log"
+trace_of 1000 1000 >"$D/trace.log"
+check_fails "a soak of fewer than two ring wraps fails host_soak_flushes_answered" \
+	"not ok 7 host_soak_flushes_answered" "$SERIES_TOP/boot/check-host.sh" "$D"
 
 finish_test_file
