@@ -16,8 +16,12 @@
 # summary.tsv and every log to the results directory (printed last), and
 # exits 1 if any commit adds a finding or does not build. --checks runs only
 # the comma-separated checks named (e.g. cocci,checkpatch,hygiene).
+# --cache-key CHECK prints the key CHECK's results are cached under: the
+# check's script, the libraries it sources and the files its "# Inputs:"
+# line declares (plus the sender identity for the checks that use it).
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/posting.sh"
 
 RANGE=base..series/v4
 RESULTS=
@@ -31,6 +35,7 @@ parse_args() {
 		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
 		--results) RESULTS=$(realpath -m "${2:?}"); shift ;;
 		--checks) IFS=, read -r -a CHECKS <<<"${2:?}"; shift ;;
+		--cache-key) cache_key "${2:?}"; exit 0 ;;
 		-*) die "unknown argument '$1' (see --help)" ;;
 		*) RANGE=$1 ;;
 		esac
@@ -38,13 +43,36 @@ parse_args() {
 	done
 }
 
-# The cache key: commit, parent, and everything that defines the check.
+# check_inputs CHECK: every file that defines CHECK's verdict: its script,
+# the ci/lib/ libraries it sources, and what its "# Inputs:" line declares
+# (paths or globs relative to the repository).
+check_inputs() {
+	local script=$SERIES_TOP/ci/checks/$1.sh g
+	printf '%s\n' "$script"
+	sed -n 's|^\. "\$(dirname "\$0")/\.\./lib/\([a-z]*\.sh\)"$|ci/lib/\1|p' "$script" |
+		sed "s|^|$SERIES_TOP/|"
+	for g in $(sed -n 's/^# Inputs: //p' "$script"); do
+		compgen -G "$SERIES_TOP/$g" || die "ci/checks/$1.sh: its input '$g' does not exist"
+	done
+}
+
+# The cache key: the commit, the contents of the check's inputs, and the
+# sender identity for the checks that judge the commit as posted.
+cache_key() {
+	local check=$1 f inputs
+	inputs=$(check_inputs "$check" | sort -u)
+	{
+		while read -r f; do
+			printf '%s\n' "${f#"$SERIES_TOP"/}"
+			cat "$f"
+		done <<<"$inputs"
+		! grep -q 'lib/posting\.sh' "$SERIES_TOP/ci/checks/$check.sh" || sender_identity
+	} | sha256sum | cut -c1-12
+}
+
 cache_dir_for() {
-	local commit=$1 check=$2 key
-	key=$(cat "$SERIES_TOP/ci/checks/$check.sh" "$SERIES_TOP/ci/lib/checks.sh" \
-		"$SERIES_TOP/ci/checks/subsystems.tsv" "$SERIES_TOP/boot/guest.config" \
-		"$SERIES_TOP/boot/modules.config" "$SERIES_TOP"/cocci/*.cocci | sha256sum | cut -c1-12)
-	printf '%s/cache/checks/%s-%s-%s\n' "$SERIES_WORK" "$commit" "$check" "$key"
+	local commit=$1 check=$2
+	printf '%s/cache/checks/%s-%s-%s\n' "$SERIES_WORK" "$commit" "$check" "$(cache_key "$check")"
 }
 
 # run_check COMMIT CHECK DIR -> prints the cell: ok, "N new" or FAIL

@@ -11,6 +11,7 @@
 # config has its own build directory, so only what changed rebuilds; the
 # guest bzImage goes to the kernel cache the boot stage reads.
 # Contract: ci/lib/checks.sh.
+# Inputs: boot/guest.config boot/modules.config
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/checks.sh"

@@ -6,6 +6,7 @@
 # files are read from git, not from a work tree. The parent is checked only
 # when the commit has reports: a report counts only if the parent's version
 # of the files does not have it. Contract: ci/lib/checks.sh.
+# Inputs: cocci/run.sh cocci/*.cocci
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/checks.sh"

@@ -7,6 +7,7 @@
 # that the parent did not give. A range that touches no powerpc file passes
 # without building. The x86 guest never runs this code: a build is all we
 # can check of it here. Contract: ci/lib/checks.sh.
+# Inputs: boot/ppc64le.config
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/checks.sh"

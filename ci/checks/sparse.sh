@@ -6,6 +6,7 @@
 # scan normally comes from the cache (the previous commit of the walk).
 # Runs after ci/checks/build.sh: a file is scanned if the guest build
 # made its object. Contract: ci/lib/checks.sh.
+# Inputs: boot/guest.config
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/checks.sh"
