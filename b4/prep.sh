@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Usage: b4/prep.sh [--work DIR] [--tested-with RESULTS] [--cover FILE]
-#                   [--series BRANCH] [--maintainers FILE] [--out DIR] [--help]
+#                   [--series BRANCH] [--maintainers FILE] [--topics FILE]
+#                   [--out DIR] [--draft] [--help]
 #
 # Writes the v4 posting with b4, ready for 'b4 send', and what maintainers
-# need to pull the topic branches. In WORK/b4, a work tree of the mirror on
-# branch b4/v4 (a copy of series/v4, with b4's cover commit on base; series/v4
-# itself stays as the replay made it), it enrolls the series for 'b4 prep'
-# afresh on every run with fork point base,
-# revision 4 and the cover letter b4/cover-letter.txt, whose @TESTED_WITH@
-# is filled from a ci/bisect-boot.sh results directory (default: the newest
-# complete one); To and Cc come from scripts/get_maintainer.pl over the
-# mirror's MAINTAINERS plus MAINTAINERS.local. It writes, in the output
+# need to pull the topic branches. The sender is you: `git config user.name`
+# and `user.email` (or SERIES_SENDER="Name <email>"); a patch whose author
+# is the tooling identity (virtio-pmem series tooling, the sender's own
+# rewrite) is posted with the sender as its author, and every patch ends its
+# trailers with the sender's Signed-off-by (ci/lib/posting.sh). With no
+# identity or a placeholder one (example.org, *.example, *.invalid, *.test,
+# localhost ...) it refuses, naming what it found, and writes nothing.
+# In WORK/b4, a work tree of the mirror on branch b4/v4 (series/v4 as
+# posted, with b4's cover commit on base; series/v4 itself stays as the
+# replay made it), it enrolls the series for 'b4 prep' afresh on every run
+# with fork point base, revision 4 and the cover letter b4/cover-letter.txt,
+# whose @TESTED_WITH@ is filled from a ci/bisect-boot.sh results directory
+# (default: the newest complete one); To and Cc come from
+# scripts/get_maintainer.pl over the mirror's MAINTAINERS plus
+# MAINTAINERS.local. It writes, in the output
 # directory (default WORK/results/b4-<time>), printed last:
 #   mails/NNNN-*.eml   the series as 'b4 send -o' writes it
 #   v4.mbox            the same mails in one mbox, for b4 am / b4 shazam
@@ -20,15 +28,27 @@
 # Nothing is sent. Bad input (no or an empty cover letter, a series that does
 # not start at base, a MAINTAINERS.local entry that matches no file) stops it
 # before anything is written.
+#
+#   --draft        a posting for review and tests, without a sender: the
+#                  tooling identity is the mails' sender and signs the
+#                  patches, DRAFT in the output says why it is not sendable,
+#                  and the b4 work tree (WORK/b4-draft) is left unenrolled,
+#                  so 'b4 send' refuses there; WORK/b4 is not touched
+#   --topics FILE  the topic list for the pull requests (topic-branches.txt)
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
+. "$(dirname "$0")/../ci/lib/posting.sh"
 
 COVER=$SERIES_TOP/b4/cover-letter.txt
 SERIES=series/v4
 TESTED=
 OUT=
 B4_BRANCH=b4/v4
+B4_DIR=b4
 LOCAL_MAINTAINERS=$SERIES_TOP/MAINTAINERS.local
+TOPICS=$SERIES_TOP/topic-branches.txt
+DRAFT=no
+SENDER=
 
 parse_args() {
 	while [ $# -gt 0 ]; do
@@ -40,6 +60,8 @@ parse_args() {
 		--series) SERIES=${2:?}; shift ;;
 		--out) OUT=$(realpath -m "${2:?}"); shift ;;
 		--maintainers) LOCAL_MAINTAINERS=$(realpath -m "${2:?}"); shift ;;
+		--topics) TOPICS=$(realpath -m "${2:?}"); shift ;;
+		--draft) DRAFT=yes ;;
 		*) die "unknown argument '$1' (see --help)" ;;
 		esac
 		shift
@@ -94,10 +116,31 @@ matches_a_file() {
 	esac
 }
 
+# The accelerator the boots of a results directory ran on: its
+# accelerator file, or (results of a run whose boots all came from the
+# cache, before it wrote one) its points' own.
+results_accelerator() {
+	local used
+	used=$(cat "$1/accelerator" 2>/dev/null ||
+		cat "$1"/points/*/accel 2>/dev/null | sort -u | paste -sd/)
+	[ -n "$used" ] || return 1
+	printf '%s\n' "$used"
+}
+
+# The QEMU those boots ran on; results from before it was recorded name the
+# QEMU installed now.
+results_qemu_version() {
+	local used
+	used=$(cat "$1/qemu-version" 2>/dev/null ||
+		cat "$1"/points/*/qemu-version 2>/dev/null | sort -u | paste -sd/)
+	[ -n "$used" ] || used=$("$QEMU_BIN" --version | head -n 1 | sed 's/ *Copyright.*//')
+	printf '%s\n' "$used"
+}
+
 newest_boot_results() {
 	local d
 	for d in $(ls -1d "$(results_root)"/2* 2>/dev/null | sort -r); do
-		[ -f "$d/matrix.tsv" ] && ! grep -q 'FAIL' "$d/matrix.tsv" && [ -f "$d/accelerator" ] &&
+		[ -f "$d/matrix.tsv" ] && ! grep -q 'FAIL' "$d/matrix.tsv" && results_accelerator "$d" >/dev/null &&
 			{ printf '%s\n' "$d"; return 0; }
 	done
 	return 1
@@ -108,30 +151,36 @@ tested_with_text() {
 	local dir=$1 accel qemu when
 	[ -f "$dir/matrix.tsv" ] || die "$dir has no matrix.tsv: run ci/bisect-boot.sh first"
 	! grep -q 'FAIL' "$dir/matrix.tsv" || die "$dir/matrix.tsv has failures: the series is not tested good"
-	accel=$(cat "$dir/accelerator" 2>/dev/null || echo unknown)
-	qemu=$("$QEMU_BIN" --version | head -n 1 | sed 's/ *Copyright.*//')
+	accel=$(results_accelerator "$dir") || die "$dir names no accelerator: none of its points booted"
+	qemu=$(results_qemu_version "$dir")
 	when=$(basename "$dir")
 	cat <<EOF
 How it was tested
 -----------------
 Every bisect point (the base without the feature, each patch) and the
 pristine packaged kernel as a reference were built (tinyconfig plus
-virtio-pci, libnvdimm, pmem, virtio-pmem, FS_DAX, ext4, xfs, DEBUG_LIST,
-DEBUG_ATOMIC_SLEEP, PROVE_LOCKING) and booted in $qemu
+virtio-pci, libnvdimm, BTT, pmem, virtio-pmem, FS_DAX, ext4, xfs, NUMA,
+DEBUG_LIST, DEBUG_ATOMIC_SLEEP, PROVE_LOCKING) and booted in $qemu
 ($accel) with two virtio-pmem-pci devices, one whose host fsync fails,
 and an e820 pmem region (memmap=) as the synchronous control. In-guest
-kselftest-style tests check DAX mounts, MAP_SYNC, persistence in the host
-file, that every guest fsync reaches the host (QEMU trace), EIO on a host
-fsync failure, a 64-writer flush storm, unbind/rebind and a clean kernel
-log. Each commit also passed W=1 builds (built-in and modular), sparse,
-coccinelle and checkpatch --strict with no new finding. Run $when:
+kselftest-style tests check DAX mounts, MAP_SYNC (refused on virtio-pmem,
+allowed on e820), the region's NUMA node, a BTT namespace, persistence in
+the host file, that every guest fsync reaches the host and that at most
+one flush request is ever outstanding (QEMU trace), EIO on a host fsync
+failure, a 64-writer flush storm, unbind/rebind and a clean kernel log.
+The last patch and the reference were booted once more with slab
+poisoning (slub_debug=FZP): more than 131,072 flushes (past the ring's
+16-bit counters) and a device that asks for a reset (NEEDS_RESET set from
+the host). Each commit also passed W=1 builds (built-in and modular,
+papr_scm cross-built for ppc64le), sparse, coccinelle and checkpatch
+--strict with no new finding. Run $when:
 
 $(awk -F'\t' 'NR == 1 { $2 = ""; $3 = "" } { $2 = ""; printf "  %-9s", $1
 	for (i = 4; i <= NF; i++) printf " %-7s", $i; print "" }' "$dir/matrix.tsv")
 
-(xfail: fails as expected at that point, e.g. MAP_SYNC is not yet
-refused before the ext4 patch; -: nothing to test yet, no device before
-the driver patch.)
+(xfail: fails as expected: the reference's BTT flush sleeps in atomic
+context and its flush waits forever once the device needs a reset, both
+fixed here; -: nothing to test yet, no device before the driver patch.)
 EOF
 }
 
@@ -149,20 +198,68 @@ maintainers_dir() {
 	cp "$LOCAL_MAINTAINERS" "$dir/MAINTAINERS.local"
 }
 
+# The sender, or a refusal that names the identity found and how to set
+# one, before anything is written. A draft's sender is the tooling.
+choose_sender() {
+	local found problem
+	if [ "$DRAFT" = yes ]; then
+		SENDER=$(tool_identity)
+		B4_DIR=b4-draft
+		B4_BRANCH=b4/draft
+		return 0
+	fi
+	found=$(sender_identity)
+	problem=$(identity_problem "$found")
+	[ -n "$problem" ] || { SENDER=$found; return 0; }
+	die "no sender identity for a sendable posting: found '$found'" \
+		"(${SERIES_SENDER:+SERIES_SENDER; }$problem)." \
+		"Set yours: git config --global user.name 'Your Name';" \
+		"git config --global user.email you@your.domain (or SERIES_SENDER='Your Name <you@your.domain>')," \
+		"or write a draft for review with --draft. Nothing was written."
+}
+
+# b4 sees the sender as user.name/user.email whatever the mirror's config
+# says (git passes GIT_CONFIG_* on to every git b4 runs).
+sender_env() {
+	printf '%s\n' GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name "GIT_CONFIG_VALUE_0=$(ident_name "$SENDER")" \
+		GIT_CONFIG_KEY_1=user.email "GIT_CONFIG_VALUE_1=$(ident_email "$SENDER")"
+}
+
+# The mirror's own user.name/user.email: the sender of a sendable posting
+# (what a later 'b4 send' in WORK/b4 signs and sends as). A placeholder
+# there was left by an older run, which also enrolled WORK/b4 with it: both
+# go, so nothing is left ready to send as a placeholder.
+set_mirror_identity() {
+	local have old=$SERIES_WORK/b4
+	if [ "$DRAFT" = no ]; then
+		mgit config user.name "$(ident_name "$SENDER")"
+		mgit config user.email "$(ident_email "$SENDER")"
+		return 0
+	fi
+	have="$(mgit config --local user.name || true) <$(mgit config --local user.email || true)>"
+	[ "$have" != " <>" ] && [ -n "$(identity_problem "$have")" ] || return 0
+	mgit config --local --unset user.name || true
+	mgit config --local --unset user.email || true
+	if [ -e "$old/.git" ]; then
+		git -C "$old" checkout -q -f -B b4/v4 "$SERIES"
+		mgit config --remove-section branch.b4/v4 2>/dev/null || true
+		note "$old was enrolled by an older run as '$have': unenrolled"
+	fi
+}
+
 setup_b4_tree() {
-	local wt=$SERIES_WORK/b4 mdir=$1
+	local wt=$SERIES_WORK/$B4_DIR mdir=$1 tip=$2
 	if [ ! -e "$wt/.git" ]; then
 		mgit worktree prune
-		mgit worktree add -q -B "$B4_BRANCH" "$wt" "$SERIES" >&2
+		mgit worktree add -q -B "$B4_BRANCH" "$wt" "$tip" >&2
 	else
-		git -C "$wt" checkout -q -f -B "$B4_BRANCH" "$SERIES"
+		git -C "$wt" checkout -q -f -B "$B4_BRANCH" "$tip"
 	fi
-	# Every run enrolls b4/v4 afresh from series/v4.
+	# Every run enrolls the b4 branch afresh from the series as posted.
 	mgit config --remove-section "branch.$B4_BRANCH" 2>/dev/null || true
 	B4_TREE=$wt
+	set_mirror_identity
 	# b4 0.12 needs these to write mails offline without a patatt key.
-	mgit config user.name "Pmem Porting Team"
-	mgit config user.email "pmem-porting@example.org"
 	mgit config sendemail.smtpserver /bin/false
 	mgit config b4.send-no-patatt-sign yes
 	# The default "commit" strategy: b4 0.12 with "branch-description"
@@ -174,7 +271,40 @@ setup_b4_tree() {
 }
 
 b4_in_tree() {
-	(cd "$B4_TREE" && b4 --no-interactive --no-stdin --offline-mode "$@" </dev/null)
+	local -a env
+	mapfile -t env < <(sender_env)
+	(cd "$B4_TREE" && env "${env[@]}" b4 --no-interactive --no-stdin --offline-mode "$@" </dev/null)
+}
+
+# A draft leaves its branch as posted, without b4's cover commit: not a
+# prep-managed branch, so 'b4 send' refuses there.
+unenroll_draft() {
+	[ "$DRAFT" = yes ] || return 0
+	git -C "$B4_TREE" checkout -q -f -B "$B4_BRANCH" "$1"
+	mgit config --remove-section "branch.$B4_BRANCH" 2>/dev/null || true
+}
+
+# DRAFT in the output: why these mails cannot be sent as they are.
+write_draft_note() {
+	local out=$1 found problem
+	[ "$DRAFT" = yes ] || return 0
+	found=$(sender_identity)
+	problem=$(identity_problem "$found")
+	cat >"$out/DRAFT" <<EOF
+DRAFT: not sendable.
+
+The sender of these mails, the author of the patches the tooling wrote and
+the last Signed-off-by of every patch are the tooling identity,
+$SENDER,
+not a person: b4/prep.sh ran with --draft, for review and for the tests.
+The sender identity found was '$found'${problem:+ ($problem)}.
+$SERIES_WORK/$B4_DIR is left unenrolled, so 'b4 send' refuses there.
+
+To post: set your identity (git config --global user.name 'Your Name';
+git config --global user.email you@your.domain, or SERIES_SENDER='Your
+Name <you@your.domain>') and run b4/prep.sh without --draft; it signs every
+patch with it and enrolls the series in $SERIES_WORK/b4 for 'b4 send'.
+EOF
 }
 
 enroll_series() {
@@ -216,12 +346,12 @@ write_pull_requests() {
 		[ "$parent" = base ] || parent=topic/$parent
 		mgit request-pull "$parent" "file://$(mirror_dir)" "topic/$name" >"$dir/$name.txt" 2>&1 ||
 			die "git request-pull for topic/$name failed: $(tail -n 1 "$dir/$name.txt")"
-	done < <(sed 's/#.*//' "$SERIES_TOP/topic-branches.txt" | awk 'NF >= 3')
+	done < <(sed 's/#.*//' "$TOPICS" | awk 'NF >= 3')
 }
 
 write_maintainers() {
-	local mdir=$1 out=$2
-	(cd "$B4_TREE" && mgit format-patch -q --stdout "base..$SERIES" |
+	local mdir=$1 out=$2 tip=$3
+	(cd "$B4_TREE" && mgit format-patch -q --stdout "base..$tip" |
 		perl scripts/get_maintainer.pl --mpath "$mdir" --nogit --nogit-fallback \
 			--nogit-chief-penguins --norolestats) >"$out"
 }
@@ -233,31 +363,41 @@ main() {
 	check_cover
 	check_series
 	check_local_maintainers
+	[ -f "$TOPICS" ] || die "topic list $TOPICS not found"
 	[ -n "$TESTED" ] || TESTED=$(newest_boot_results) ||
 		die "no passing ci/bisect-boot.sh results under $(results_root): run it first, or give --tested-with"
+	choose_sender
 	take_work_lock
 	[ -n "$OUT" ] || OUT=$(results_root)/b4-$(date -u +%Y%m%dT%H%M%SZ)
-	local stage
+	local stage tip mail patches=()
+	mkdir -p "$(dirname "$OUT")"
 	stage=$(mktemp -d "$(dirname "$OUT")/.b4-stage.XXXXXX")
 	B4_STAGE=$stage
 	trap 'rm -rf "$B4_STAGE"' EXIT
 	tested_with_text "$TESTED" >"$stage/tested-with.txt"
 	render_cover "$stage/cover.txt" "$stage/tested-with.txt"
 	maintainers_dir "$stage/maintainers"
-	setup_b4_tree "$stage/maintainers"
+	tip=$(posted_series base "$SERIES" "$SENDER")
+	setup_b4_tree "$stage/maintainers" "$tip"
 	enroll_series
 	set_cover "$stage/cover.txt"
 	mkdir -p "$stage/out/mails"
 	b4_in_tree send -o "$stage/out/mails" >&2
+	unenroll_draft "$tip"
 	ls "$stage/out/mails"/*.eml >/dev/null 2>&1 || die "b4 send -o wrote no mail"
+	write_draft_note "$stage/out"
+	for mail in "$stage/out/mails"/*.eml; do
+		[[ $mail == */0000-* ]] || patches+=("$mail")
+	done
 	write_mbox "$stage/out/v4.mbox" "$stage/out/mails"/*.eml
-	write_mbox "$stage/out/v4.patches.mbox" "$stage/out/mails"/000[1-9]-*.eml
+	write_mbox "$stage/out/v4.patches.mbox" "${patches[@]}"
 	write_pull_requests "$stage/out/pull"
-	write_maintainers "$stage/maintainers" "$stage/out/maintainers.txt"
+	write_maintainers "$stage/maintainers" "$stage/out/maintainers.txt" "$tip"
 	cp "$stage/cover.txt" "$stage/out/cover-letter.txt"
 	rm -rf "$OUT"
 	mv "$stage/out" "$OUT"
-	note "wrote $(ls "$OUT/mails" | wc -l) mails, v4.mbox and $(ls "$OUT/pull" | wc -l) pull requests"
+	note "wrote $(ls "$OUT/mails" | wc -l) mails, v4.mbox and $(ls "$OUT/pull" | wc -l) pull requests" \
+		"($([ "$DRAFT" = yes ] && echo "a draft: see DRAFT" || echo "sender $SENDER"))"
 	printf '%s\n' "$OUT"
 }
 

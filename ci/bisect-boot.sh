@@ -15,6 +15,9 @@
 #   build   bzImage for boot/guest.config (ci/build-kernel.sh)
 #   boot    QEMU with the test devices, in-guest TAP tests (boot/run-qemu.sh)
 #   host    the host side of what the guest wrote (boot/check-host.sh)
+#   debug   the last commit and the reference only: one more boot with the
+#           debug profile (boot/run-qemu.sh --profile debug: slab poisoning,
+#           the flush soak, the NEEDS_RESET injection), in points/*/debug
 # and judges each result against boot/expected.tsv (boot/evaluate.sh).
 # When every point passed, it writes the v4 posting with b4/prep.sh (b4/ in
 # the results directory), the matrix's figures in its cover letter.
@@ -35,13 +38,14 @@
 #                         directory's repository; exit 0 good, 1 bad, 125 when
 #                         it cannot be built
 set -euo pipefail
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/posting.sh"
 
 ACCEL=auto TIMEOUT=300 INSTALL=yes REFERENCE=yes CHECKS=yes B4=yes KEEP_IMAGES=no BISECT_RUN=no
 declare -a POINT_ARGS=() TOPICS_ARGS=()
 declare -a POINT_REV=() POINT_COL=() POINT_LABEL=()
 RESULTS=
-FAILED_POINTS=0
+FAILED_POINTS=0 CHECKS_FAILED=0 B4_FAILED=0
 
 parse_args() {
 	while [ $# -gt 0 ]; do
@@ -118,7 +122,8 @@ build_initramfs() {
 	INITRD=$(test_initramfs)
 }
 
-# A boot is cached when it passed, keyed by kernel, initramfs and scripts.
+# A boot is cached when it passed, keyed by kernel, initramfs and scripts,
+# with what it proved: the accelerator and the QEMU version it ran on.
 boot_cache_dir() {
 	local kernel=$1 key
 	key=$( (sha256sum "$kernel" "$INITRD" | cut -d' ' -f1
@@ -141,17 +146,31 @@ stage_build() {
 	return 1
 }
 
-# What ran the boots: this run's pick, or, when every boot came from the
-# cache, the accelerator those cached boots ran on.
+# What ran the boots: the accelerator of every point's boot, this run's or
+# the cached one's (a cached boot keeps what it proved), e.g. "tcg".
 accelerator_used() {
-	local cached
-	if [ -f "$RESULTS/accelerator" ]; then
-		cat "$RESULTS/accelerator"
-	elif cached=$(cat "$RESULTS"/points/*/accel 2>/dev/null | sort -u | paste -sd/) && [ -n "$cached" ]; then
-		printf '%s (cached boots)\n' "$cached"
-	else
-		echo none
-	fi
+	local used
+	used=$(cat "$RESULTS"/points/*/accel 2>/dev/null | sort -u | paste -sd/)
+	printf '%s\n' "${used:-none}"
+}
+
+# The QEMU that ran the boots, in the same way.
+qemu_version_used() {
+	local used
+	used=$(cat "$RESULTS"/points/*/qemu-version 2>/dev/null | sort -u | paste -sd/)
+	printf '%s\n' "${used:-unknown}"
+}
+
+qemu_version() {
+	"$QEMU_BIN" --version | head -n 1 | sed 's/ *Copyright.*//'
+}
+
+# RESULTS/accelerator and RESULTS/qemu-version, from every boot of the run,
+# cached or not (b4/prep.sh names them in the cover letter).
+write_boot_facts() {
+	[ -n "$(cat "$RESULTS"/points/*/accel 2>/dev/null)" ] || return 0
+	accelerator_used >"$RESULTS/accelerator"
+	qemu_version_used >"$RESULTS/qemu-version"
 }
 
 pick_accelerator() {
@@ -165,12 +184,14 @@ stage_boot() {
 	local i=$1 dir=$2 start cache status
 	start=$(now_s)
 	cache=$(boot_cache_dir "$KERNEL")
-	if [ -f "$cache/boot.status" ]; then
+	# An entry from before the QEMU version was kept cannot say what ran it.
+	if [ -f "$cache/boot.status" ] && [ -s "$cache/qemu-version" ] && [ -s "$cache/accel" ]; then
 		cp -r "$cache/." "$dir/"
-		progress "$(point_name "$i")" boot "ok (cached, booted in $(cat "$dir/boot.seconds")s)"
+		progress "$(point_name "$i")" boot "ok (cached, booted in $(cat "$dir/boot.seconds")s, $(cat "$dir/accel"))"
 		return 0
 	fi
 	pick_accelerator
+	qemu_version >"$dir/qemu-version"
 	"$SERIES_TOP/boot/run-qemu.sh" --kernel "$KERNEL" --initrd "$INITRD" --out "$dir" \
 		--accel "$ACCEL_USED" --timeout "$TIMEOUT" || true
 	status=$(head -n 1 "$dir/boot.status")
@@ -178,7 +199,7 @@ stage_boot() {
 	[ "$KEEP_IMAGES" = yes ] || rm -f "$dir/main.img" "$dir/faulty.img"
 	if [ "$status" = ok ]; then
 		mkdir -p "$cache"
-		cp "$dir"/{boot.status,boot.seconds,accel,token,console.log,tap.log,trace.log,host.tap} "$cache/"
+		cp "$dir"/{boot.status,boot.seconds,accel,qemu-version,token,console.log,tap.log,trace.log,host.tap} "$cache/"
 		progress "$(point_name "$i")" boot "ok ($(elapsed_since "$start")s, $(cat "$dir/accel"))"
 		return 0
 	fi
@@ -202,6 +223,59 @@ point_name() {
 	printf '%s %s' "${POINT_LABEL[$i]}" "$(subject_of "${POINT_REV[$i]}" | cut -c1-24)"
 }
 
+# The debug profile's boot (boot/run-qemu.sh --profile debug: slab
+# poisoning, the soak, the NEEDS_RESET injection) for the last series point
+# and the reference only, into DIR/debug; judged by the debug rows of
+# boot/expected.tsv, whose group cells join DIR/groups.tsv (other points
+# show -). Cached like stage_boot's boots, under a key of its own.
+is_debug_point() {
+	local i=$1 j last=""
+	[ ${#POINT_ARGS[@]} -eq 0 ] || return 1
+	[ "${POINT_LABEL[$i]}" != reference ] || return 0
+	for j in "${!POINT_COL[@]}"; do
+		[[ ${POINT_COL[$j]} =~ ^[0-9]+$ ]] && last=$j
+	done
+	[ "$i" = "$last" ]
+}
+
+stage_debug_boot() {
+	local i=$1 dir=$2 ddir=$2/debug start cache status out
+	is_debug_point "$i" && [ -n "$KERNEL" ] || return 0
+	start=$(now_s)
+	mkdir -p "$ddir"
+	cache=$(boot_cache_dir "$KERNEL")-debug
+	if [ -f "$cache/boot.status" ] && [ -s "$cache/qemu-version" ] && [ -s "$cache/accel" ]; then
+		cp -r "$cache/." "$ddir/"
+		progress "$(point_name "$i")" debug "ok (cached, booted in $(cat "$ddir/boot.seconds")s, $(cat "$ddir/accel"))"
+	else
+		pick_accelerator
+		"$SERIES_TOP/boot/run-qemu.sh" --profile debug --kernel "$KERNEL" --initrd "$INITRD" \
+			--out "$ddir" --accel "$ACCEL_USED" --timeout "$TIMEOUT" || true
+		qemu_version >"$ddir/qemu-version"
+		status=$(head -n 1 "$ddir/boot.status")
+		"$SERIES_TOP/boot/check-host.sh" "$ddir" >/dev/null 2>"$ddir/host.err" || true
+		rm -f "$ddir/faulty.img"
+		if [ "$status" = ok ]; then
+			mkdir -p "$cache"
+			cp "$ddir"/{boot.status,boot.seconds,accel,qemu-version,profile,token,console.log,tap.log,trace.log,qemu.log,host.tap} "$cache/"
+			progress "$(point_name "$i")" debug "ok ($(elapsed_since "$start")s, $(cat "$ddir/accel"))"
+		else
+			progress "$(point_name "$i")" debug "FAIL: $status ($(elapsed_since "$start")s); console tail in $ddir/boot.status"
+		fi
+	fi
+	status=$(head -n 1 "$ddir/boot.status")
+	if out=$("$SERIES_TOP/boot/evaluate.sh" --profile debug "$ddir" "${POINT_COL[$i]}" 2>&1); then
+		cat "$ddir/groups.tsv" >>"$dir/groups.tsv"
+		[ "$status" = ok ] || return 1
+		progress "$(point_name "$i")" debug-tests "as expected ($(grep -c $'\tok\t' "$ddir/details.tsv" || true) ok results)"
+		return 0
+	fi
+	cat "$ddir/groups.tsv" >>"$dir/groups.tsv" 2>/dev/null || true
+	progress "$(point_name "$i")" debug-tests "NOT as expected:"
+	sed 's/^/    /' <<<"$out"
+	return 1
+}
+
 run_point() {
 	local i=$1 dir
 	dir=$RESULTS/points/$(printf '%02d' "$i")-${POINT_LABEL[$i]}
@@ -214,10 +288,16 @@ run_point() {
 	fi
 	if ! stage_boot "$i" "$dir"; then
 		"$SERIES_TOP/boot/evaluate.sh" "$dir" "${POINT_COL[$i]}" >/dev/null 2>&1 || true
+		stage_debug_boot "$i" "$dir" || true
 		printf 'FAIL\n' >"$dir/verdict"
 		return 1
 	fi
 	if ! stage_evaluate "$i" "$dir"; then
+		stage_debug_boot "$i" "$dir" || true
+		printf 'FAIL\n' >"$dir/verdict"
+		return 1
+	fi
+	if ! stage_debug_boot "$i" "$dir"; then
 		printf 'FAIL\n' >"$dir/verdict"
 		return 1
 	fi
@@ -238,18 +318,23 @@ stage_checks() {
 	fi
 }
 
-# The posting, once the series is proven: b4/prep.sh into RESULTS/b4.
+# The posting, once the series is proven: b4/prep.sh into RESULTS/b4; a
+# draft (b4/prep.sh --draft) when no sender identity is set.
 stage_b4() {
 	[ "$B4" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ] || return 0
-	local start
+	local start draft=() kind=ok
 	start=$(now_s)
 	if [ "$FAILED_POINTS" -ne 0 ] || [ "$CHECKS_FAILED" -ne 0 ]; then
 		progress "series/v4" b4 "skipped: the series did not pass"
 		return 0
 	fi
+	if [ -n "$(identity_problem "$(sender_identity)")" ]; then
+		draft=(--draft)
+		kind="ok (draft: no sender identity; set git config user.name/user.email)"
+	fi
 	if "$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK" --tested-with "$RESULTS" \
-		--out "$RESULTS/b4" >"$RESULTS/b4.log" 2>&1; then
-		progress "series/v4" b4 "ok ($(elapsed_since "$start")s): $(ls "$RESULTS/b4/mails" | wc -l) mails in $RESULTS/b4"
+		--out "$RESULTS/b4" "${draft[@]}" >"$RESULTS/b4.log" 2>&1; then
+		progress "series/v4" b4 "$kind ($(elapsed_since "$start")s): $(ls "$RESULTS/b4/mails" | wc -l) mails in $RESULTS/b4"
 	else
 		progress "series/v4" b4 "FAIL ($(elapsed_since "$start")s): see $RESULTS/b4.log"
 		B4_FAILED=1
@@ -262,8 +347,33 @@ checks_cell() {
 	awk -F'\t' -v c="$commit" '$1 == c { print $2; found = 1 } END { if (!found) print "-" }' "$f"
 }
 
+# point_verdict I DIR: ok only when the point's build, boot and tests are as
+# expected and, for a commit of the series, its checks passed.
+point_verdict() {
+	local i=$1 dir=$2 verdict
+	verdict=$(cat "$dir/verdict" 2>/dev/null || echo -)
+	[ "$(checks_cell "${POINT_REV[$i]}")" != FAIL ] || verdict=FAIL
+	printf '%s\n' "$verdict"
+}
+
+# The commits whose checks failed (1 when the stage failed without a
+# per-commit summary, e.g. ci/check-commits.sh itself stopped).
+failed_checks() {
+	local n=0 f=$RESULTS/checks/summary.tsv
+	[ "$CHECKS_FAILED" -ne 0 ] || { echo 0; return 0; }
+	[ ! -f "$f" ] || n=$(grep -c $'\tFAIL$' "$f" || true)
+	echo $((n > 0 ? n : 1))
+}
+
+# Every failed stage: commits whose checks failed, points whose build, boot
+# or tests failed, and the posting. The run exits 0 only when it is 0.
+failed_stages() {
+	echo $(($(failed_checks) + FAILED_POINTS + B4_FAILED))
+}
+
 write_matrix() {
 	local i dir groups g cells header
+	write_boot_facts
 	groups=$(cut -f2 <(grep -v '^#' "$SERIES_TOP/boot/expected.tsv" | tr -s '\t' '\t') | awk 'NF && !s[$0]++')
 	header="point	commit	subject	checks	build	boot	$(tr '\n' '\t' <<<"$groups")verdict"
 	{
@@ -280,7 +390,7 @@ write_matrix() {
 				"$(checks_cell "${POINT_REV[$i]}")" \
 				"$(cat "$dir/build.result" 2>/dev/null || echo -)" \
 				"$(head -n 1 "$dir/boot.status" 2>/dev/null || echo -)" \
-				"${cells:-}" "$(cat "$dir/verdict" 2>/dev/null || echo -)"
+				"${cells:-}" "$(point_verdict "$i" "$dir")"
 		done
 	} | sed 's/\t\t/\t-\t/g; s/\t\t/\t-\t/g' >"$RESULTS/matrix.tsv"
 }
@@ -294,8 +404,9 @@ print_matrix() {
 		print line
 	}' "$RESULTS/matrix.tsv"
 	echo
-	printf 'accelerator: %s   points: %d   failed: %d\n' "$(accelerator_used)" \
-		"${#POINT_REV[@]}" "$FAILED_POINTS"
+	printf 'accelerator: %s%s   points: %d   failed: %d (checks: %d, build/boot/tests: %d, b4: %d)\n' \
+		"$(accelerator_used)" "$([ -n "${ACCEL_USED:-}" ] || echo ' (every boot from the cache)')" \
+		"${#POINT_REV[@]}" "$(failed_stages)" "$(failed_checks)" "$FAILED_POINTS" "$B4_FAILED"
 	printf 'cells: ok as expected, xfail failed as expected, - skipped as expected, FAIL not as expected\n'
 }
 
@@ -346,7 +457,11 @@ main() {
 	printf 'total\ttotal\tok (%ss)\n' "$(elapsed_since "$start")" >>"$RESULTS/progress.tsv"
 	printf 'total time: %ss\n' "$(elapsed_since "$start")"
 	printf '%s\n' "$RESULTS"
-	[ "$FAILED_POINTS" -eq 0 ] && [ "$CHECKS_FAILED" -eq 0 ] && [ "$B4_FAILED" -eq 0 ]
+	[ "$(failed_stages)" -eq 0 ]
 }
 
-main "$@"
+# Sourced (ci/tests/47-matrix.sh tests the matrix and summary functions), it
+# only defines them.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	main "$@"
+fi
