@@ -9,9 +9,11 @@
 #      the pipeline calls works on a system that had nothing else.
 # SERIES_DROP_PACKAGE from the environment is honoured in step 2 too, so
 # 'SERIES_DROP_PACKAGE=ocaml-nox bash ci/tests/03-fresh-chroot.sh' fails.
-# The base tarball is cached in WORK/cache/chroot/ keyed by day, sources
-# and variant, and the downloaded .debs in WORK/cache/chroot/debs (bound
-# to the chroot's apt cache), so a reused machine does not fetch them again.
+# The base tarball is cached keyed by day, sources and variant, and the
+# downloaded .debs in debs/ (bound to the chroot's apt cache), both outside
+# the work directory (SERIES_CHROOT_CACHE, default
+# ~/.cache/virtio-pmem-series/chroot, like ccache's), so a reused machine
+# (CI's clean clones included) does not fetch them again.
 # Needs root (chroot, mount) and the network to the archive.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
@@ -19,7 +21,7 @@ set -euo pipefail
 
 SUITE=bookworm
 VARIANT=minbase
-CACHE=$SERIES_WORK/cache/chroot
+CACHE=${SERIES_CHROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtio-pmem-series/chroot}
 ROOT=
 declare -a MOUNTS=()
 

@@ -27,7 +27,7 @@ changes() {
 
 check "a key is a hash" grep -qxE '[0-9a-f]{12}' <<<"$(key cocci)"
 check "cocci: editing cocci/run.sh gives a new key" changes cocci cocci/run.sh
-check "cocci: editing one of our semantic patches gives a new key" changes cocci cocci/$(cd "$T/cocci" && ls ./*.cocci | head -n 1)
+check "cocci: editing one of our semantic patches gives a new key" changes cocci "cocci/$(cd "$T/cocci" && ls -- *.cocci | head -n 1)"
 check "build: editing boot/modules.config gives a new key" changes build boot/modules.config
 check "sparse: editing boot/guest.config gives a new key" changes sparse boot/guest.config
 check "ppc64le: editing boot/ppc64le.config gives a new key" changes ppc64le boot/ppc64le.config
