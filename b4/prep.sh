@@ -164,7 +164,7 @@ DEBUG_LIST, DEBUG_ATOMIC_SLEEP, PROVE_LOCKING) and booted in $qemu
 ($accel) with two virtio-pmem-pci devices, one whose host fsync fails,
 and an e820 pmem region (memmap=) as the synchronous control. In-guest
 kselftest-style tests check DAX mounts, MAP_SYNC (refused on virtio-pmem,
-allowed on e820), the region's NUMA node, a BTT namespace, persistence in
+allowed on e820), the region's NUMA node, sector mode (BTT) refused, persistence in
 the host file, that every guest fsync reaches the host and that at most
 one flush request is ever outstanding (QEMU trace), EIO on a host fsync
 failure, a 64-writer flush storm, unbind/rebind and a clean kernel log.
@@ -178,9 +178,9 @@ papr_scm cross-built for ppc64le), sparse, coccinelle and checkpatch
 $(awk -F'\t' 'NR == 1 { $2 = ""; $3 = "" } { $2 = ""; printf "  %-9s", $1
 	for (i = 4; i <= NF; i++) printf " %-7s", $i; print "" }' "$dir/matrix.tsv")
 
-(xfail: fails as expected: the reference's BTT flush sleeps in atomic
-context and its flush waits forever once the device needs a reset, both
-fixed here; -: nothing to test yet, no device before the driver patch.)
+(xfail: fails as expected: the reference puts a virtio-pmem namespace in
+sector mode, whose BTT then flushes in atomic context, and its flush
+waits forever once the device needs a reset, both fixed here; -: nothing to test yet, no device before the driver patch.)
 EOF
 }
 

@@ -353,20 +353,24 @@ static const char *btt_disable(struct btt_setup *b)
 }
 
 /*
- * Sector mode (BTT) on virtio-pmem: BTT writes its map and log with
- * NVDIMM_IO_ATOMIC under a spinlock, and each such write flushes the
- * region; a flush that sleeps there is a "sleeping function called from
- * invalid context" (DEBUG_ATOMIC_SLEEP). Writes, fsyncs and reads back
- * through /dev/pmemNs, then returns the namespace to raw mode. Judges
- * (and claims) the kernel log of its own run. Runs before the tests that
- * leave data on the main device for the host.
+ * Sector mode (BTT) on virtio-pmem is refused. BTT writes its data, log
+ * and map with preemption disabled, each write persistent before the
+ * next; virtio-pmem's flush is a host request that sleeps, so BTT can
+ * neither flush there nor keep its order without it. The reference binds
+ * the BTT, and its first write through pmemNs flushes in atomic context
+ * ("sleeping function called from invalid context"): that write is made
+ * here when the bind succeeds, so the log shows what the acceptance
+ * costs. Passes when binding the btt fails, no pmemNs appears, the kernel
+ * does not complain and the namespace is back in raw mode. Judges (and
+ * claims) the kernel log of its own run; runs before the tests that leave
+ * data on the main device for the host.
  */
-TEST_F_TIMEOUT(pmem, btt_sector_mode_virtio, 180)
+TEST_F_TIMEOUT(pmem, btt_refused_virtio, 180)
 {
 	const char *why, *undo;
 	struct btt_setup b;
-	char *buf, *back;
-	int fd = -1, kfd, bad, io_ok = 0, i;
+	char *buf;
+	int fd, kfd, bad, attached, refused;
 	double start = now_s();
 	char path[64];
 
@@ -374,34 +378,31 @@ TEST_F_TIMEOUT(pmem, btt_sector_mode_virtio, 180)
 	if (is_mounted())
 		umount(MNT);
 	ASSERT_EQ(0, posix_memalign((void **)&buf, BLOCK_BYTES, BTT_WRITE_BYTES));
-	ASSERT_EQ(0, posix_memalign((void **)&back, BLOCK_BYTES, BTT_WRITE_BYTES));
-	for (i = 0; i < BTT_WRITE_BYTES; i++)
-		buf[i] = (char)(i * 7 + 1);
+	memset(buf, 0x5a, BTT_WRITE_BYTES);
 	kfd = kmsg_watch();
 	why = btt_enable(&self->vmain, &b);
-	if (!why) {
-		/* O_DIRECT: each write and read goes through the BTT now */
+	attached = !why;
+	/* only the bind itself may fail: every step before it must work */
+	refused = why && b.step == 2;
+	if (attached) {
 		snprintf(path, sizeof(path), "/dev/%s", b.disk);
 		fd = open(path, O_RDWR | O_DIRECT);
-		io_ok = fd >= 0 &&
-			pwrite(fd, buf, BTT_WRITE_BYTES, 0) == BTT_WRITE_BYTES &&
-			fsync(fd) == 0 &&
-			pread(fd, back, BTT_WRITE_BYTES, 0) == BTT_WRITE_BYTES &&
-			!memcmp(buf, back, BTT_WRITE_BYTES);
-		if (!io_ok)
-			TH_LOG("write, fsync or read back on %s failed: %s", path, strerror(errno));
+		if (fd < 0 || pwrite(fd, buf, BTT_WRITE_BYTES, 0) != BTT_WRITE_BYTES ||
+		    fsync(fd))
+			TH_LOG("write through %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 	}
 	undo = btt_disable(&b);
 	bad = kmsg_judge(_metadata, kfd, 1);
-	TH_LOG("%s in sector mode and back in %.1f s", b.ns, now_s() - start);
+	TH_LOG("%s: sector mode %s in %.1f s", b.ns,
+	       attached ? "attached" : refused ? "refused" : "not tried", now_s() - start);
 	free(buf);
-	free(back);
-	ASSERT_EQ(NULL, why) TH_LOG("%s (%s on %s)", why, b.btt, b.ns);
-	ASSERT_TRUE(io_ok);
+	ASSERT_FALSE(attached) TH_LOG("%s became %s in sector mode on a region whose flush sleeps",
+				      b.ns, b.disk);
+	ASSERT_TRUE(refused) TH_LOG("%s (%s on %s)", why, b.btt, b.ns);
 	ASSERT_EQ(NULL, undo) TH_LOG("%s (%s on %s)", undo, b.btt, b.ns);
-	ASSERT_EQ(0, bad) TH_LOG("the kernel complained while %s was in sector mode", b.ns);
+	ASSERT_EQ(0, bad) TH_LOG("the kernel complained while %s was offered to BTT", b.ns);
 }
 
 /* Leaves ext4 on the main device with PERSIST_FILE for the host to read. */

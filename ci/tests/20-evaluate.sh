@@ -71,7 +71,7 @@ check_eq "the storm group shows FAIL in the matrix cell" "FAIL" \
 check_eq "an expected failure shows as xfail (no device before the driver)" "xfail" \
 	"$(awk -F'\t' '$1 == "probe" { print $2 }' "$T/1/groups.tsv")"
 "$SERIES_TOP/boot/evaluate.sh" "$T/reference" reference >/dev/null
-check_eq "the reference's BTT flush in atomic context is an xfail" "xfail" \
+check_eq "the reference's sector mode on virtio-pmem is an xfail" "xfail" \
 	"$(awk -F'\t' '$1 == "btt" { print $2 }' "$T/reference/groups.tsv")"
 check_fails "an unknown column is refused" "no column 'nine'" "$SERIES_TOP/boot/evaluate.sh" "$T/9" nine
 check_fails "an unknown profile is refused" "must be fast or debug" \

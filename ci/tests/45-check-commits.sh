@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ci/check-commits.sh: the series adds no finding in any check; a fixture
-# series (ci/tests/fixtures/checks) with a reintroduced v3 bug, a trailing
-# space, a missing Signed-off-by and a sparse warning is reported commit by
-# commit, check by check, and fails the run.
+# series (ci/tests/fixtures/checks) with a reintroduced v3 bug (in a form
+# only our devm_kfree.cocci sees), a trailing space, a missing Signed-off-by
+# and a sparse warning is reported commit by commit, check by check, and
+# fails the run.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
