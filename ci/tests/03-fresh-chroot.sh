@@ -102,7 +102,7 @@ cleanup() {
 
 make_root() {
 	local tar=$1
-	mkdir -p "$CACHE/debs"
+	mkdir -p "$CACHE/debs" "$SERIES_WORK"
 	ROOT=$(mktemp -d "$SERIES_WORK/.fresh-chroot.XXXXXX")
 	tar -C "$ROOT" -xf "$tar"
 	cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
