@@ -9,8 +9,9 @@
 # temporary directory. The work directory is ./work unless --work or
 # SERIES_WORK says otherwise.
 #
-#   --quick       skip the tests that build and boot kernels (ci/tests/5*)
-#                 and the fresh Debian chroot (ci/tests/03-fresh-chroot.sh)
+#   --quick       skip the slow tests: those with a '# Slow: WHY' line (kernel
+#                 builds, boots, the fresh Debian chroot, what needs their
+#                 results)
 #   --no-install  do not run ci/install-deps.sh first
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -36,8 +37,11 @@ main() {
 	results=$(mktemp)
 	export T_RESULTS=$results
 	for t in "$SERIES_TOP"/ci/tests/[0-9]*.sh; do
-		case "$(basename "$t")" in 5* | 03-fresh-chroot.sh) [ "$QUICK" = no ] || continue ;; esac
 		printf '== %s\n' "${t#"$SERIES_TOP"/}"
+		if [ "$QUICK" = yes ] && grep -q '^# Slow: ' "$t"; then
+			printf 'skip %s\n' "$(sed -n 's/^# Slow: //p' "$t" | head -n 1)"
+			continue
+		fi
 		start=$(now_s)
 		if ! bash "$t"; then
 			printf 'FAIL %s exited non-zero\n' "${t#"$SERIES_TOP"/}"

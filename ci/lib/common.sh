@@ -2,7 +2,9 @@
 # Shared helpers for the virtio-pmem series tooling. Source it; do not run it.
 
 SERIES_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-SERIES_WORK=${SERIES_WORK:-$SERIES_TOP/work}
+# Exported, so that a script's --work (an assignment after this) reaches
+# every script it runs.
+export SERIES_WORK=${SERIES_WORK:-$SERIES_TOP/work}
 LINUX_SOURCE_PKG=${LINUX_SOURCE_PKG:-linux-source-6.12}
 QEMU_BIN=${SERIES_QEMU:-qemu-system-x86_64}
 

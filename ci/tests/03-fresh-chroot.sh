@@ -15,6 +15,7 @@
 # ~/.cache/virtio-pmem-series/chroot, like ccache's), so a reused machine
 # (CI's clean clones included) does not fetch them again.
 # Needs root (chroot, mount) and the network to the archive.
+# Slow: a Debian chroot and its packages (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"

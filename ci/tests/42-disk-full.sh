@@ -4,6 +4,7 @@
 # build whose build directory fills up each fail with a message that names
 # the full disk, move no ref and leave the mirror whole; with space again,
 # the import completes. Needs root (mount).
+# Slow: a kernel build into a small tmpfs (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"

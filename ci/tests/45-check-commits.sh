@@ -4,6 +4,7 @@
 # only our devm_kfree.cocci sees), a trailing space, a missing Signed-off-by
 # and a sparse warning is reported commit by commit, check by check, and
 # fails the run.
+# Slow: kernel builds of every commit of the series (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"

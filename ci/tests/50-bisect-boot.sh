@@ -3,6 +3,7 @@
 # reference build, boot and test as expected; then deliberately broken
 # points (boot/fixtures) must be caught, named, and fail the run; and
 # 'git bisect run ci/bisect-boot.sh --bisect-run' must find the broken one.
+# Slow: builds and boots of every point (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -88,5 +89,6 @@ mgit worktree add -q --detach "$T/bisect" refs/fixtures/flush-noop
 )
 check "git bisect run names the broken commit as the first bad one" \
 	grep -q "$fix is the first bad commit" "$T/bisect.log"
+grep -q "$fix is the first bad commit" "$T/bisect.log" || { cat "$T/bisect.txt"; tail -n 40 "$T/bisect.log"; }
 
 finish_test_file

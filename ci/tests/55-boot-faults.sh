@@ -2,6 +2,7 @@
 # boot/run-qemu.sh against guests that go wrong (boot/fixtures/init-*) and
 # QEMUs that cannot start: each is a failed boot with a named status, a
 # bounded time and the console's tail in boot.status, never a pass.
+# Slow: a kernel build and boots (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"

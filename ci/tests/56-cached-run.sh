@@ -6,6 +6,7 @@
 # so and counts no failure; the posting (a draft when no sender identity is
 # set) names them in its cover letter; then b4/prep.sh alone finds these
 # results and names the accelerator too.
+# Slow: needs the results of 50-bisect-boot.sh (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"

@@ -7,6 +7,7 @@
 # ci/tests/62-b4-identity.sh's), and without --draft a placeholder identity
 # is refused. Needs a passing bisect-boot results directory
 # (ci/tests/50-bisect-boot.sh makes one).
+# Slow: needs the results of 50-bisect-boot.sh (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
