@@ -161,13 +161,14 @@ Every bisect point (the base without the feature, each patch) and the
 pristine packaged kernel as a reference were built (tinyconfig plus
 virtio-pci, libnvdimm, BTT, pmem, virtio-pmem, FS_DAX, ext4, xfs, NUMA,
 DEBUG_LIST, DEBUG_ATOMIC_SLEEP, PROVE_LOCKING) and booted in $qemu
-($accel) with two virtio-pmem-pci devices, one whose host fsync fails,
-and an e820 pmem region (memmap=) as the synchronous control. In-guest
-kselftest-style tests check DAX mounts, MAP_SYNC (refused on virtio-pmem,
-allowed on e820), the region's NUMA node, sector mode (BTT) refused, persistence in
-the host file, that every guest fsync reaches the host and that at most
-one flush request is ever outstanding (QEMU trace), EIO on a host fsync
-failure, a 64-writer flush storm, unbind/rebind and a clean kernel log.
+($accel) with two virtio-pmem-pci devices, one whose first host fsync
+fails, and an e820 pmem region (memmap=) as the synchronous control.
+In-guest kselftest-style tests check DAX mounts, MAP_SYNC (refused on
+virtio-pmem, allowed on e820), the region's NUMA node, sector mode (BTT)
+refused, persistence in the host file, that every guest fsync reaches
+the host and that at most one flush request is ever outstanding (QEMU
+trace), EIO on the failed host fsync and on the flush after it, a
+64-writer flush storm, unbind/rebind and a clean kernel log.
 The last patch and the reference were booted once more with slab
 poisoning (slub_debug=FZP): more than 131,072 flushes (past the ring's
 16-bit counters) and a device that asks for a reset (NEEDS_RESET set from
@@ -179,8 +180,10 @@ $(awk -F'\t' 'NR == 1 { $2 = ""; $3 = "" } { $2 = ""; printf "  %-9s", $1
 	for (i = 4; i <= NF; i++) printf " %-7s", $i; print "" }' "$dir/matrix.tsv")
 
 (xfail: fails as expected: the reference puts a virtio-pmem namespace in
-sector mode, whose BTT then flushes in atomic context, and its flush
-waits forever once the device needs a reset, both fixed here; -: nothing to test yet, no device before the driver patch.)
+sector mode, whose BTT then flushes in atomic context; its flush after a
+failed host fsync succeeds; and its flush waits forever once the device
+needs a reset: all fixed here. -: nothing to test yet, no device before
+the driver patch.)
 EOF
 }
 

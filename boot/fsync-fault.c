@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * LD_PRELOAD shim for QEMU only: fsync() and fdatasync() of the file named
- * by VPMEM_FAIL_FSYNC fail with EIO, as a failing host disk would. Every
- * other file is synced as usual. Never loaded into anything but QEMU.
+ * by VPMEM_FAIL_FSYNC fail with EIO, as a failing host disk would; with
+ * VPMEM_FAIL_FSYNC_TIMES=N only the first N of them do (a transient
+ * error), the later ones sync. Every other file is synced as usual. Never
+ * loaded into anything but QEMU.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -29,12 +31,22 @@ static int is_faulty(int fd)
 	return strcmp(path, target) == 0;
 }
 
+/* Whether this sync of the faulty file fails (QEMU syncs from worker threads). */
+static int fails_now(void)
+{
+	static unsigned long calls;
+	const char *times = getenv("VPMEM_FAIL_FSYNC_TIMES");
+	unsigned long limit = times ? strtoul(times, NULL, 10) : 0;
+
+	return !limit || __atomic_fetch_add(&calls, 1, __ATOMIC_SEQ_CST) < limit;
+}
+
 typedef int (*sync_fn)(int);
 
 /* Fail for the faulty file, else call the libc function named sym. */
 static int sync_or_fail(int fd, const char *sym, sync_fn *real)
 {
-	if (is_faulty(fd)) {
+	if (is_faulty(fd) && fails_now()) {
 		errno = EIO;
 		return -1;
 	}

@@ -6,8 +6,9 @@
 #
 # Boots one kernel in QEMU with the test devices and runs the in-guest tests:
 #   - virtio-pmem-pci, 512 MiB, backed by DIR/main.img (share=on);
-#   - virtio-pmem-pci, 128 MiB, backed by DIR/faulty.img, whose host fsync
-#     fails (boot/fsync-fault.c, LD_PRELOADed into QEMU only);
+#   - virtio-pmem-pci, 128 MiB, backed by DIR/faulty.img, whose first host
+#     fsync fails, a transient error (boot/fsync-fault.c, LD_PRELOADed into
+#     QEMU only);
 #   - a legacy e820 pmem region, memmap=512M!1G, the synchronous control.
 # Writes DIR/console.log (ttyS0), DIR/tap.log (ttyS1), DIR/trace.log (QEMU
 # virtio_pmem* trace events), DIR/qemu.log, DIR/accel and DIR/boot.status:
@@ -151,7 +152,7 @@ main() {
 	shim=$(fault_shim)
 	mapfile -t args < <(qemu_args "$accel" "$token")
 	start=$(now_s)
-	LD_PRELOAD=$shim VPMEM_FAIL_FSYNC=$(realpath "$OUT/faulty.img") \
+	LD_PRELOAD=$shim VPMEM_FAIL_FSYNC=$(realpath "$OUT/faulty.img") VPMEM_FAIL_FSYNC_TIMES=1 \
 		timeout --kill-after=10 "$TIMEOUT" "$QEMU_BIN" "${args[@]}" \
 		</dev/null >"$OUT/qemu.log" 2>&1 || rc=$?
 	elapsed_since "$start" >"$OUT/boot.seconds"

@@ -489,6 +489,30 @@ TEST_F_TIMEOUT(pmem, host_flush_error_reaches_guest, 60)
 }
 
 /*
+ * After host_flush_error_reaches_guest: the faulty device's host fsync
+ * failed once and syncs again (a transient error). The host may have
+ * dropped what it failed to write back, and no later flush vouches for
+ * it: a second write and fsync must fail too. The host counts one failed
+ * fsync only (host_fsync_error_traced), so this EIO is the driver's.
+ */
+TEST_F_TIMEOUT(pmem, host_flush_error_sticks, 60)
+{
+	char block[4096] = "must fail too";
+	int fd, rc, err;
+
+	if (!self->have_faulty)
+		SKIP(return, "no faulty virtio-pmem device");
+	fd = open(self->vfaulty.path, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(sizeof(block), pwrite(fd, block, sizeof(block), 4096));
+	rc = fsync(fd);
+	err = errno;
+	close(fd);
+	ASSERT_EQ(-1, rc) TH_LOG("fsync succeeded after a failed host fsync");
+	ASSERT_EQ(EIO, err) TH_LOG("fsync: %s, want EIO", strerror(err));
+}
+
+/*
  * More concurrent flushes than the virtqueue has slots: all must succeed.
  * The host checks from its trace that at most one flush request was
  * outstanding at any time (host_flush_outstanding_max_one).

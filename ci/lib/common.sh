@@ -42,7 +42,7 @@ mirror_exists() {
 # The newest import tag, by import order (first parent chain of refs/heads/import).
 newest_import_tag() {
 	local commit
-	commit=$(mgit rev-parse -q --verify refs/heads/import^{commit}) || return 1
+	commit=$(mgit rev-parse -q --verify 'refs/heads/import^{commit}') || return 1
 	mgit describe --tags --exact-match --match 'base/import/*' "$commit"
 }
 
