@@ -121,8 +121,8 @@ grep -q '^not ok 5 host_blk_data_persisted' "$H/host.tap" &&
 	pass "a block write missing from the backing file is caught" ||
 	fail "a block write missing from the backing file is caught"
 { yes "vpmem-blk-abc123" || true; } | head -c 1048576 | dd of="$H/main.img" bs=1M seek=508 conv=notrunc status=none
-for _ in 1 2; do
-	printf '%s\n' "virtio_pmem_flush_request flush request" "virtio_pmem_flush_done fsync return=-1" \
+for ret in -1 0; do
+	printf '%s\n' "virtio_pmem_flush_request flush request" "virtio_pmem_flush_done fsync return=$ret" \
 		"virtio_pmem_response flush response"
 done >>"$H/trace.log"
 "$SERIES_TOP/boot/check-host.sh" "$H" >/dev/null 2>&1 || true
@@ -131,6 +131,13 @@ for n in "ok 1 host_flushes_reach_host" "ok 2 host_flushes_answered" "ok 3 host_
 	grep -qx "$n" "$H/host.tap" && pass "check-host: $n once the host side matches" ||
 		fail "check-host: $n once the host side matches" "$(tr '\n' ' ' <"$H/host.tap")"
 done
+# The shim fails the first host fsync only: a second failure is not the shim's.
+printf '%s\n' "virtio_pmem_flush_request flush request" "virtio_pmem_flush_done fsync return=-1" \
+	"virtio_pmem_response flush response" >>"$H/trace.log"
+"$SERIES_TOP/boot/check-host.sh" "$H" >/dev/null 2>&1 || true
+check_eq "a second failed host fsync fails host_fsync_error_traced" \
+	"# 2 failed host fsyncs traced, want 1 (the shim fails the first)" \
+	"$(grep -A1 -x 'not ok 3 host_fsync_error_traced' "$H/host.tap" | tail -n 1)"
 
 # check-host: at most one request outstanding during the storm, in trace order.
 S=$T/storm
