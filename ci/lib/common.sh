@@ -218,15 +218,42 @@ checkout_build_tree() {
 	fi
 }
 
+# config_stamp COMPILER FILE...: what a build directory's .config follows
+# from: the files (fragments), the checked-out tree's Kconfig files, config
+# snippets, kconfig itself, the top Makefile and the scripts Kconfig runs,
+# and the compiler (Kconfig asks it).
+config_stamp() {
+	local cc=$1
+	shift
+	{
+		cat "$@"
+		git -C "$(build_tree)" ls-tree -r HEAD |
+			awk -F'\t' '$2 ~ /(^|\/)Kconfig[^\/]*$|\/configs\/[^\/]*$|^scripts\/kconfig\/|^Makefile$|^scripts\/[^\/]*\.sh$/'
+		"$cc" --version | head -n 1
+	} | sha256sum | cut -c1-32
+}
+
+# configured OUT STAMP: OUT's .config was made from what STAMP says.
+# Configuring again costs three kconfig runs per build directory and
+# makes the next make sync and relink, so it is done only when needed.
+configured() {
+	[ -f "$1/.config" ] && [ "$(cat "$1/.config.stamp" 2>/dev/null)" = "$2" ]
+}
+
 # configure_build NAME FRAGMENT...: tinyconfig plus the fragments, then
 # olddefconfig; make only rebuilds what the symbols that changed touch.
+# Skipped while the config_stamp is the one the directory was made with.
 configure_build() {
-	local name=$1 tree out
+	local name=$1 tree out stamp
 	shift
 	tree=$(build_tree)
 	out=$(build_dir "$name")
 	mkdir -p "$out"
+	stamp=$(config_stamp gcc "$@")
+	configured "$out" "$stamp" && return 0
+	rm -f "$out/.config.stamp"
 	kmake -C "$tree" O="$out" tinyconfig >/dev/null
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
 	kmake -C "$tree" O="$out" olddefconfig >/dev/null
+	printf '%s\n' "$stamp" >"$out/.config.stamp"
 }
