@@ -5,8 +5,10 @@
 # writes the result as TAP to DIR/host.tap (and stdout):
 #   host_flushes_reach_host   QEMU traced at least as many flush requests as
 #                             the guest counted successful fsyncs of the main
-#                             device ("# vpmem-fsyncs: N" in tap.log): a flush
-#                             that succeeds without asking the host fails here
+#                             device that each need one ("# vpmem-fsyncs: N"
+#                             in tap.log: fsyncs one after another; concurrent
+#                             ones may share a flush): a flush that succeeds
+#                             without asking the host fails here
 #   host_flushes_answered     every traced request got a response, but for
 #                             the guest's stray notifications ("# vpmem-stray-
 #                             notifies: N"), each traced as a request QEMU

@@ -11,8 +11,10 @@
  * The tests check the final state of the series; boot/expected.tsv says
  * which of them are expected to fail or skip at earlier bisect points.
  *
- * Lines "# vpmem-fsyncs: N" count the successful fsyncs issued to the main
- * device, so the host can check that each reached the host (QEMU trace).
+ * Lines "# vpmem-fsyncs: N" count successful fsyncs of the main device that
+ * each need a host flush of their own, issued one after another, so the
+ * host can check that each reached it (QEMU trace). Concurrent fsyncs may
+ * share a flush (group commit): a storm counts its rounds.
  * Tests that flush the two virtio-pmem devices never run at the same time:
  * the host's trace does not say which device a request was for.
  */
@@ -104,6 +106,7 @@ static void fill_pattern(char *buf, const char *what)
 	}
 }
 
+/* n fsyncs of the main device, one after another, all successful */
 static void report_fsyncs(struct __test_metadata *_metadata, int n)
 {
 	TH_LOG("counted fsyncs on the main device: %d", n);
@@ -523,7 +526,10 @@ TEST_F_TIMEOUT(pmem, flush_storm_virtio, 240)
 
 	NEED_MAIN();
 	failures = run_storm(self->vmain.path, BLK_PATTERN_OFFSET + 2 * PATTERN_LEN, &fsyncs);
-	report_fsyncs(_metadata, fsyncs);
+	TH_LOG("%d fsyncs in %d rounds of %d writers", fsyncs, STORM_ROUNDS, STORM_WRITERS);
+	/* each writer's rounds follow each other: that many flushes at least */
+	if (!failures)
+		report_fsyncs(_metadata, STORM_ROUNDS);
 	ASSERT_EQ(0, failures) TH_LOG("%d of %d writes or fsyncs failed", failures,
 				      STORM_WRITERS * STORM_ROUNDS);
 }
