@@ -74,7 +74,7 @@ main() {
 		{
 			name = $1; group = $2; want = $c
 			got = (name in obs) ? obs[name] : "missing"
-			# any: a race decides (the reference's NEEDS_RESET); ok or fail
+			# any: a race decides (NEEDS_RESET on the reference): ok or fail
 			verdict = (got == want || (want == "any" && (got == "ok" || got == "fail"))) ? "match" : "MISMATCH"
 			print name "\t" group "\t" want "\t" got "\t" verdict > details
 			if (!(group in seen)) { seen[group] = 1; order[++ng] = group }
