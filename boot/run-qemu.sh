@@ -31,7 +31,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 
-KERNEL= INITRD= OUT= TIMEOUT=300 ACCEL=auto PROFILE=fast
+KERNEL='' INITRD='' OUT='' TIMEOUT=300 ACCEL=auto PROFILE=fast
 declare -a EXTRA_ARGS=() CMDLINE_ARGS=()
 MAIN_IMG="" TMPFS_DIR=""
 LOG_CAP=1048576
