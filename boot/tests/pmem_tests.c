@@ -474,20 +474,37 @@ TEST_F_TIMEOUT(pmem, fsyncs_reach_host_virtio, 120)
 	close(fd);
 }
 
+/*
+ * Write a block at off of the faulty device and fsync it: 0 if the fsync
+ * succeeded, else its errno; -1 if the device cannot be opened or written.
+ */
+static int faulty_write_fsync(const struct pmem_dev *dev, const char *text, off_t off)
+{
+	char block[4096] = "";
+	int fd, err;
+
+	snprintf(block, sizeof(block), "%s", text);
+	fd = open(dev->path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	if (pwrite(fd, block, sizeof(block), off) != sizeof(block)) {
+		close(fd);
+		return -1;
+	}
+	err = fsync(fd) ? errno : 0;
+	close(fd);
+	return err;
+}
+
 TEST_F_TIMEOUT(pmem, host_flush_error_reaches_guest, 60)
 {
-	char block[4096] = "must fail";
-	int fd, rc, err;
+	int err;
 
 	if (!self->have_faulty)
 		SKIP(return, "no faulty virtio-pmem device");
-	fd = open(self->vfaulty.path, O_RDWR);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(sizeof(block), pwrite(fd, block, sizeof(block), 0));
-	rc = fsync(fd);
-	err = errno;
-	close(fd);
-	ASSERT_EQ(-1, rc) TH_LOG("fsync succeeded although the host fsync failed");
+	err = faulty_write_fsync(&self->vfaulty, "must fail", 0);
+	ASSERT_NE(-1, err) TH_LOG("cannot write %s: %s", self->vfaulty.path, strerror(errno));
+	ASSERT_NE(0, err) TH_LOG("fsync succeeded although the host fsync failed");
 	ASSERT_EQ(EIO, err) TH_LOG("fsync: %s, want EIO", strerror(err));
 }
 
@@ -500,18 +517,13 @@ TEST_F_TIMEOUT(pmem, host_flush_error_reaches_guest, 60)
  */
 TEST_F_TIMEOUT(pmem, host_flush_error_sticks, 60)
 {
-	char block[4096] = "must fail too";
-	int fd, rc, err;
+	int err;
 
 	if (!self->have_faulty)
 		SKIP(return, "no faulty virtio-pmem device");
-	fd = open(self->vfaulty.path, O_RDWR);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(sizeof(block), pwrite(fd, block, sizeof(block), 4096));
-	rc = fsync(fd);
-	err = errno;
-	close(fd);
-	ASSERT_EQ(-1, rc) TH_LOG("fsync succeeded after a failed host fsync");
+	err = faulty_write_fsync(&self->vfaulty, "must fail too", 4096);
+	ASSERT_NE(-1, err) TH_LOG("cannot write %s: %s", self->vfaulty.path, strerror(errno));
+	ASSERT_NE(0, err) TH_LOG("fsync succeeded after a failed host fsync");
 	ASSERT_EQ(EIO, err) TH_LOG("fsync: %s, want EIO", strerror(err));
 }
 

@@ -19,17 +19,20 @@ powerpc_files() {
 }
 
 configure_ppc64le() {
-	local tree out stamp
-	tree=$(build_tree)
+	local out
 	out=$(build_dir ppc64le)
 	mkdir -p "$out"
-	stamp=$(config_stamp powerpc64le-linux-gnu-gcc "$(config_fragment ppc64le)")
-	configured "$out" "$stamp" && return 0
-	rm -f "$out/.config.stamp"
+	configure_once "$out" "$(config_stamp powerpc64le-linux-gnu-gcc "$(config_fragment ppc64le)")" \
+		defconfig_ppc64le "$out"
+}
+
+# defconfig_ppc64le OUT: OUT's .config from scratch
+defconfig_ppc64le() {
+	local out=$1 tree
+	tree=$(build_tree)
 	kmake -C "$tree" O="$out" "${CROSS[@]}" ppc64le_defconfig >/dev/null
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$(config_fragment ppc64le)" >/dev/null
 	kmake -C "$tree" O="$out" "${CROSS[@]}" olddefconfig >/dev/null
-	printf '%s\n' "$stamp" >"$out/.config.stamp"
 }
 
 # scan_ppc64le REV: compile the powerpc files at REV with W=1, cache the

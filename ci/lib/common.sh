@@ -233,27 +233,36 @@ config_stamp() {
 	} | sha256sum | cut -c1-32
 }
 
-# configured OUT STAMP: OUT's .config was made from what STAMP says.
-# Configuring again costs three kconfig runs per build directory and
-# makes the next make sync and relink, so it is done only when needed.
-configured() {
-	[ -f "$1/.config" ] && [ "$(cat "$1/.config.stamp" 2>/dev/null)" = "$2" ]
+# configure_once OUT STAMP COMMAND...: run COMMAND, which configures OUT,
+# unless OUT's .config was already made from what STAMP says. Configuring
+# again costs three kconfig runs per build directory and makes the next
+# make sync and relink, so it is done only when needed.
+configure_once() {
+	local out=$1 stamp=$2
+	shift 2
+	[ -f "$out/.config" ] && [ "$(cat "$out/.config.stamp" 2>/dev/null)" = "$stamp" ] && return 0
+	rm -f "$out/.config.stamp"
+	"$@"
+	printf '%s\n' "$stamp" >"$out/.config.stamp"
 }
 
 # configure_build NAME FRAGMENT...: tinyconfig plus the fragments, then
 # olddefconfig; make only rebuilds what the symbols that changed touch.
 # Skipped while the config_stamp is the one the directory was made with.
 configure_build() {
-	local name=$1 tree out stamp
+	local name=$1 out
 	shift
-	tree=$(build_tree)
 	out=$(build_dir "$name")
 	mkdir -p "$out"
-	stamp=$(config_stamp gcc "$@")
-	configured "$out" "$stamp" && return 0
-	rm -f "$out/.config.stamp"
+	configure_once "$out" "$(config_stamp gcc "$@")" tinyconfig_plus "$out" "$@"
+}
+
+# tinyconfig_plus OUT FRAGMENT...: OUT's .config from scratch
+tinyconfig_plus() {
+	local out=$1 tree
+	shift
+	tree=$(build_tree)
 	kmake -C "$tree" O="$out" tinyconfig >/dev/null
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
 	kmake -C "$tree" O="$out" olddefconfig >/dev/null
-	printf '%s\n' "$stamp" >"$out/.config.stamp"
 }
