@@ -141,7 +141,7 @@ f << r.f;
 @@
 print("python saw %s" % f)
 EOF
-	out=$(cd "$TMP" && spatch --very-quiet --sp-file scripts.cocci probe.c 2>&1) || true
+	out=$(cd "$TMP" && spatch_run --very-quiet --sp-file scripts.cocci probe.c 2>&1) || true
 	if grep -q 'No OCaml compiler' <<<"$out" || { ! ocamlopt_found && grep -q 'CompileFailure' <<<"$out"; }; then
 		report missing ocamlopt ocaml-nox "spatch's @script:ocaml@ rules need it"
 	elif grep -q 'Py.find_library' <<<"$out"; then

@@ -5,7 +5,8 @@
 # and ours (cocci/), in report mode, on the C files the commit touches. The
 # files are read from git, not from a work tree. The parent is checked only
 # when the commit has reports: a report counts only if the parent's version
-# of the files does not have it. Contract: ci/lib/checks.sh.
+# of the files does not have it; the parent runs only the rules that
+# reported on the commit. Contract: ci/lib/checks.sh.
 # Inputs: cocci/run.sh cocci/*.cocci
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
@@ -21,15 +22,16 @@ extract() {
 	done
 }
 
-# reports REV DIR OUT: normalized reports on the files of REV
+# reports REV DIR OUT COCCI-RUN-ARG...: normalized reports on the files of
+# REV, by the rules the arguments name (--rules DIR|RULE, --which FILE)
 reports() {
 	local rev=$1 dir=$2 out=$3 files rc=0
+	shift 3
 	extract "$rev" "$dir"
 	: >"$out"
 	mapfile -t files < <(cd "$dir" && find . -name '*.c' | sed 's|^\./||')
 	[ ${#files[@]} -gt 0 ] || return 0
-	(cd "$dir" && "$SERIES_TOP/cocci/run.sh" -j "$(nproc)" --rules "$RULES/scripts/coccinelle" \
-		--rules "$SERIES_TOP/cocci" "${files[@]}") >"$out.log" 2>&1 || rc=$?
+	(cd "$dir" && "$SERIES_TOP/cocci/run.sh" -j "$(nproc)" "$@" "${files[@]}") >"$out.log" 2>&1 || rc=$?
 	cat "$out.log" >>"$CHECK_LOG"
 	[ "$rc" -ne 2 ] || check_error "spatch failed at $rev: $(grep -m1 SPATCH-FAILED "$out.log")"
 	grep -E '^[^ ]+:[0-9]+:[0-9]+-[0-9]+: ' "$out.log" | normalize_warnings >"$out" || true
@@ -38,16 +40,18 @@ reports() {
 main() {
 	parse_check_args "$@"
 	need_cmds spatch
-	local tmp
+	local tmp rule rules=()
 	tmp=$(mktemp -d)
 	COCCI_TMP=$tmp
 	trap 'rm -rf "$COCCI_TMP"' EXIT
 	RULES=$tmp/rules
 	mkdir -p "$RULES"
 	mgit archive "$CHECK_COMMIT" scripts/coccinelle | tar -x -C "$RULES"
-	reports "$CHECK_COMMIT" "$tmp/child" "$tmp/child.txt"
+	reports "$CHECK_COMMIT" "$tmp/child" "$tmp/child.txt" --which "$tmp/reported" \
+		--rules "$RULES/scripts/coccinelle" --rules "$SERIES_TOP/cocci"
 	if [ -s "$tmp/child.txt" ]; then
-		reports "$CHECK_PARENT" "$tmp/parent" "$tmp/parent.txt"
+		while read -r rule; do rules+=(--rules "$rule"); done < <(sort -u "$tmp/reported")
+		reports "$CHECK_PARENT" "$tmp/parent" "$tmp/parent.txt" "${rules[@]}"
 		new_findings "$tmp/parent.txt" "$tmp/child.txt" >>"$CHECK_NEW"
 	fi
 	finish_check

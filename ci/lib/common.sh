@@ -67,6 +67,14 @@ need_cmds() {
 	[ ${#missing[@]} -eq 0 ] || die "missing commands: ${missing[*]} (run ci/install-deps.sh)"
 }
 
+# spatch with Debian's python3. Left alone, spatch takes the first python3
+# on PATH and probes it (--version, ldd, ldconfig -p) at every start: behind
+# a pyenv shim that is 0.8 s per rule instead of 0.2 s, and the shim's
+# Python need not be the one whose libpython Debian's spatch was built for.
+spatch_run() {
+	spatch --python "${SERIES_SPATCH_PYTHON:-/usr/bin/python3}" "$@"
+}
+
 # Reproducible identity for commits made by the tooling, so replaying the same
 # patches onto the same import yields the same commit ids on every machine.
 export_tool_committer() {

@@ -36,6 +36,15 @@ for want in "virtio_pmem.c:.*list_del\(\) of list head 'req_list'" \
 	grep -qE "$want" <<<"$v3" && pass "v3 driver: reports /$want/" || fail "v3 driver: reports /$want/" "$v3"
 done
 
+# --which names the rules that reported, and those alone report the same.
+"$SERIES_TOP/cocci/run.sh" --which "$T/which" "$T"/v3/drivers/virtio/pmem.c >"$T/all.txt" || true
+check_eq "--which names each rule that reported on the v3 pmem.c" \
+	"deref_before_check.cocci devm_kfree.cocci goto_err_unset.cocci" \
+	"$(xargs -n1 basename <"$T/which" | sort | paste -sd' ')"
+mapfile -t only < <(sed 's/^/--rules\n/' "$T/which" | tr -s '\n' '\n')
+"$SERIES_TOP/cocci/run.sh" "${only[@]}" "$T"/v3/drivers/virtio/pmem.c >"$T/only.txt" || true
+check_eq "the rules --which named report what all of them did" "$(cat "$T/all.txt")" "$(cat "$T/only.txt")"
+
 # Our v4 driver, from the series' patches.
 mkdir -p "$T/v4" && git -C "$T/v4" init -q
 for p in "$SERIES_TOP"/patches/v4/*.patch; do
