@@ -49,6 +49,8 @@ LOCAL_MAINTAINERS=$SERIES_TOP/MAINTAINERS.local
 TOPICS=$SERIES_TOP/topic-branches.txt
 DRAFT=no
 SENDER=
+GET_MAINTAINER=$SERIES_TOP/b4/get-maintainer.sh
+GET_MAINTAINER_OPTS="--nogit --nogit-fallback --nogit-chief-penguins --norolestats"
 
 parse_args() {
 	while [ $# -gt 0 ]; do
@@ -86,15 +88,14 @@ check_series() {
 
 # Every F: pattern of MAINTAINERS.local must match a file of the series.
 check_local_maintainers() {
-	local files pattern entry="" line
+	local pattern entry="" line
 	[ -f "$LOCAL_MAINTAINERS" ] || die "$LOCAL_MAINTAINERS not found"
-	files=$(mgit ls-tree -r --name-only "$SERIES")
 	while IFS= read -r line; do
 		case "$line" in
 		"" | "#"*) continue ;;
 		F:*)
 			pattern=$(sed 's/^F:[[:space:]]*//' <<<"$line")
-			matches_a_file "$pattern" "$files" ||
+			matches_a_file "$pattern" ||
 				die "$LOCAL_MAINTAINERS: entry '$entry' has F: $pattern, which matches no file of $SERIES" ;;
 		[A-Z]:*) ;;
 		*) entry=$line ;;
@@ -102,18 +103,20 @@ check_local_maintainers() {
 	done <"$LOCAL_MAINTAINERS"
 }
 
+# matches_a_file PATTERN: a file, a directory (ending in /) or a glob;
+# only the files under its literal directory are listed.
 matches_a_file() {
-	local pattern=$1 files=$2 f
-	case "$pattern" in
-	*/) grep -q "^${pattern//./\\.}" <<<"$files" ;;
-	*'*'* | *'?'*)
-		while IFS= read -r f; do
-			# shellcheck disable=SC2053 # the pattern is a glob on purpose
-			[[ $f == $pattern ]] && return 0
-		done <<<"$files"
-		return 1 ;;
-	*) grep -qxF "$pattern" <<<"$files" ;;
-	esac
+	local pattern=$1 dir f
+	dir=${pattern%%[*?]*}
+	[[ $dir == */* ]] && dir=${dir%/*} || dir=
+	while IFS= read -r f; do
+		case "$pattern" in
+		*/) [[ $f == "$pattern"* ]] && return 0 ;;
+		# shellcheck disable=SC2053 # the pattern is a glob on purpose
+		*) [[ $f == $pattern ]] && return 0 ;;
+		esac
+	done < <(mgit ls-tree -r --name-only "$SERIES" ${dir:+-- "$dir"})
+	return 1
 }
 
 # The accelerator the boots of a results directory ran on: its
@@ -194,11 +197,21 @@ render_cover() {
 }
 
 # get_maintainer over the mirror's MAINTAINERS and ours, as one directory.
+# It is named by its contents and kept: b4's To/Cc commands name it in the
+# mirror's config, and b4/get-maintainer.sh's cache stays valid.
 maintainers_dir() {
-	local dir=$1
-	mkdir -p "$dir"
-	mgit show "$SERIES:MAINTAINERS" >"$dir/MAINTAINERS"
-	cp "$LOCAL_MAINTAINERS" "$dir/MAINTAINERS.local"
+	local tmp dir
+	tmp=$(mktemp -d "$SERIES_WORK/.maintainers.XXXXXX")
+	mgit show "$SERIES:MAINTAINERS" >"$tmp/MAINTAINERS"
+	cp "$LOCAL_MAINTAINERS" "$tmp/MAINTAINERS.local"
+	dir=$SERIES_WORK/cache/maintainers/$(cat "$tmp"/MAINTAINERS* | sha256sum | cut -c1-16)
+	if [ -d "$dir" ]; then
+		rm -rf "$tmp"
+	else
+		mkdir -p "${dir%/*}"
+		mv "$tmp" "$dir"
+	fi
+	printf '%s\n' "$dir"
 }
 
 # The sender, or a refusal that names the identity found and how to set
@@ -268,8 +281,8 @@ setup_b4_tree() {
 	# The default "commit" strategy: b4 0.12 with "branch-description"
 	# names the fork point's parent as base-commit. b4/v4 is ours to rewrite.
 	mgit config b4.prep-cover-strategy commit
-	mgit config b4.send-auto-to-cmd "scripts/get_maintainer.pl --mpath $mdir --nogit --nogit-fallback --nogit-chief-penguins --norolestats --nol"
-	mgit config b4.send-auto-cc-cmd "scripts/get_maintainer.pl --mpath $mdir --nogit --nogit-fallback --nogit-chief-penguins --norolestats --nom"
+	mgit config b4.send-auto-to-cmd "$GET_MAINTAINER --mpath $mdir $GET_MAINTAINER_OPTS --nol"
+	mgit config b4.send-auto-cc-cmd "$GET_MAINTAINER --mpath $mdir $GET_MAINTAINER_OPTS --nom"
 	mgit config --unset core.editor 2>/dev/null || true
 }
 
@@ -354,9 +367,50 @@ write_pull_requests() {
 
 write_maintainers() {
 	local mdir=$1 out=$2 tip=$3
+	# shellcheck disable=SC2086 # a list of options
 	(cd "$B4_TREE" && mgit format-patch -q --stdout "base..$tip" |
-		perl scripts/get_maintainer.pl --mpath "$mdir" --nogit --nogit-fallback \
-			--nogit-chief-penguins --norolestats) >"$out"
+		"$GET_MAINTAINER" --mpath "$mdir" $GET_MAINTAINER_OPTS) >"$out"
+}
+
+# A posting is kept by what decides its contents: the series and topics as
+# posted, the cover letter (its test matrix, accelerator and QEMU; not the
+# name of the run it came from), the maintainers, the sender and this
+# tooling. b4 takes about 20 s to write one; a re-run with nothing changed
+# takes the kept one.
+posting_key() {
+	local cover=$1 mdir=$2 tip=$3
+	{
+		printf '%s\n' "$tip" "$mdir" "$DRAFT" "$SENDER" "$(b4 --version 2>&1)"
+		mgit for-each-ref --format='%(refname) %(objectname)' refs/heads/topic/ refs/heads/base
+		sed 's/Run [0-9]\{8\}T[0-9]\{6\}Z:/Run (any):/' "$cover"
+		cat "$0" "$SERIES_TOP"/ci/lib/{common,posting}.sh "$GET_MAINTAINER" "$TOPICS"
+	} | sha256sum | cut -c1-24
+}
+
+# The b4 branch and its enrolment, as a kept posting left them.
+b4_tree_state() {
+	mgit rev-parse -q --verify "refs/heads/$B4_BRANCH" || true
+	mgit config --get-regexp "^branch\.$B4_BRANCH\." || true
+	[ -e "$SERIES_WORK/$B4_DIR/.git" ] && git -C "$SERIES_WORK/$B4_DIR" symbolic-ref -q HEAD || true
+}
+
+keep_posting() {
+	local key=$1 out=$2 dir=$SERIES_WORK/cache/postings/$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp -a "$out" "$dir/out"
+	b4_tree_state >"$dir/b4-tree"
+}
+
+# reuse_posting KEY: the kept posting of KEY into OUT, if the b4 tree is
+# still as that posting left it.
+reuse_posting() {
+	local dir=$SERIES_WORK/cache/postings/$1
+	[ -d "$dir/out" ] && [ "$(b4_tree_state)" = "$(cat "$dir/b4-tree" 2>/dev/null)" ] || return 1
+	rm -rf "$OUT"
+	cp -a "$dir/out" "$OUT"
+	note "reused the posting kept for the same series, cover letter and test matrix" \
+		"($(ls "$OUT/mails" | wc -l) mails; $(grep -m1 -o 'Run [0-9TZ]*' "$OUT/cover-letter.txt"))"
 }
 
 main() {
@@ -372,16 +426,21 @@ main() {
 	choose_sender
 	take_work_lock
 	[ -n "$OUT" ] || OUT=$(results_root)/b4-$(date -u +%Y%m%dT%H%M%SZ)
-	local stage tip mail patches=()
+	local stage tip mail mdir key patches=()
 	mkdir -p "$(dirname "$OUT")"
 	stage=$(mktemp -d "$(dirname "$OUT")/.b4-stage.XXXXXX")
 	B4_STAGE=$stage
 	trap 'rm -rf "$B4_STAGE"' EXIT
 	tested_with_text "$TESTED" >"$stage/tested-with.txt"
 	render_cover "$stage/cover.txt" "$stage/tested-with.txt"
-	maintainers_dir "$stage/maintainers"
+	mdir=$(maintainers_dir)
 	tip=$(posted_series base "$SERIES" "$SENDER")
-	setup_b4_tree "$stage/maintainers" "$tip"
+	key=$(posting_key "$stage/cover.txt" "$mdir" "$tip")
+	if reuse_posting "$key"; then
+		printf '%s\n' "$OUT"
+		return 0
+	fi
+	setup_b4_tree "$mdir" "$tip"
 	enroll_series
 	set_cover "$stage/cover.txt"
 	mkdir -p "$stage/out/mails"
@@ -395,8 +454,9 @@ main() {
 	write_mbox "$stage/out/v4.mbox" "$stage/out/mails"/*.eml
 	write_mbox "$stage/out/v4.patches.mbox" "${patches[@]}"
 	write_pull_requests "$stage/out/pull"
-	write_maintainers "$stage/maintainers" "$stage/out/maintainers.txt" "$tip"
+	write_maintainers "$mdir" "$stage/out/maintainers.txt" "$tip"
 	cp "$stage/cover.txt" "$stage/out/cover-letter.txt"
+	keep_posting "$key" "$stage/out"
 	rm -rf "$OUT"
 	mv "$stage/out" "$OUT"
 	note "wrote $(ls "$OUT/mails" | wc -l) mails, v4.mbox and $(ls "$OUT/pull" | wc -l) pull requests" \

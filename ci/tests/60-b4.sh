@@ -135,4 +135,19 @@ if [ -n "$(identity_problem "$(sender_identity)")" ]; then
 fi
 check_eq "the refused runs wrote no output" "$before" "$(b4_outputs)"
 
+# A re-run with nothing changed takes the kept posting; once the b4 branch
+# moved (a user's edit there), it writes the posting afresh.
+mails_sum() {
+	sed '/^Date: /d' "$1"/mails/*.eml | sha256sum
+}
+"${PREP[@]}" >"$T/again.log" 2>&1
+check "a re-run with nothing changed reuses the kept posting" grep -q '^prep.sh: reused the posting' "$T/again.log"
+check_eq "the reused posting has the same mails" "$(mails_sum "$O")" "$(mails_sum "$(tail -n 1 "$T/again.log")")"
+git -C "$SERIES_WORK/b4-draft" checkout -q -f -B b4/draft base
+"${PREP[@]}" >"$T/moved.log" 2>&1
+check "after the b4 branch moved, the posting is written afresh" grep -q '^prep.sh: wrote [0-9]* mails' "$T/moved.log"
+check_eq "as posted again: series/v4 with the sender's Signed-off-by" \
+	"$(for c in $(mgit rev-list base..series/v4); do posted_message "$c" "$TOOL"; done)" \
+	"$(for c in $(mgit rev-list base..b4/draft); do mgit cat-file commit "$c" | sed '1,/^$/d'; done)"
+
 finish_test_file
