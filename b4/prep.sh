@@ -112,8 +112,9 @@ matches_a_file() {
 	while IFS= read -r f; do
 		case "$pattern" in
 		*/) [[ $f == "$pattern"* ]] && return 0 ;;
-		# shellcheck disable=SC2053 # the pattern is a glob on purpose
-		*) [[ $f == $pattern ]] && return 0 ;;
+		*)
+			# shellcheck disable=SC2053 # the pattern is a glob on purpose
+			[[ $f == $pattern ]] && return 0 ;;
 		esac
 	done < <(mgit ls-tree -r --name-only "$SERIES" ${dir:+-- "$dir"})
 	return 1
