@@ -9,7 +9,8 @@
 # Packages already present are left alone, so a second run costs only the
 # dpkg query. Then it runs the tool smoke test, ci/check-tools.sh (a few
 # seconds), so a package that is missing or broken is named now, not an
-# hour into the main job.
+# hour into the main job; once it passed, it runs again only when a
+# package, PATH or the smoke test changed.
 #
 #   --list      print the packages it installs, one a line, and exit
 #   --no-check  do not run ci/check-tools.sh afterwards
@@ -54,11 +55,15 @@ drop_packages() {
 	PACKAGES=("${keep[@]}")
 }
 
+# One query for the whole list: PACKAGE VERSION STATUS, a line each.
+package_states() {
+	dpkg-query -W -f='${Package} ${Version} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null || true
+}
+
 missing_packages() {
 	local p
 	for p in "${PACKAGES[@]}"; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-			printf '%s\n' "$p"
+		grep -q "^$p .* install ok installed$" <<<"$STATES" || printf '%s\n' "$p"
 	done
 }
 
@@ -91,8 +96,32 @@ main() {
 		printf '%s\n' "${PACKAGES[@]}"
 		return 0
 	fi
+	STATES=$(package_states)
 	install_missing
-	[ "$check" = no ] || "$SERIES_TOP/ci/check-tools.sh"
+	[ "$check" = no ] || check_tools_once
+}
+
+# The smoke test's verdict holds while the packages (name, version, state),
+# PATH and the smoke test itself are as they were when it passed
+# (WORK/cache/tools-ok): a warm run skips its few seconds.
+tools_key() {
+	{
+		printf '%s\n' "$PATH"
+		package_states
+		cat "$SERIES_TOP/ci/check-tools.sh" "$SERIES_TOP/ci/lib/common.sh"
+	} | sha256sum | cut -c1-32
+}
+
+check_tools_once() {
+	local key stamp=$SERIES_WORK/cache/tools-ok
+	key=$(tools_key)
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$key" ]; then
+		note "the tool smoke test passed with these packages and PATH (${stamp#"$SERIES_TOP"/}): not run again"
+		return 0
+	fi
+	"$SERIES_TOP/ci/check-tools.sh"
+	mkdir -p "${stamp%/*}"
+	printf '%s\n' "$key" >"$stamp"
 }
 
 main "$@"

@@ -60,9 +60,26 @@ describe_failure() {
 	fi
 }
 
+# A commit made from a patch is determined by the parent, the patch file,
+# whether its notes are kept, the committer and this library; a replay of
+# an unchanged series takes it from here (WORK/cache/patch-commits) instead
+# of reading and writing an index of 86,692 files per patch.
+patch_commit_key() {
+	local parent=$1 file=$2 with_notes=$3
+	{
+		printf '%s\n' "$parent" "$with_notes" "${GIT_COMMITTER_NAME:-}" "${GIT_COMMITTER_EMAIL:-}"
+		cat "$file" "${BASH_SOURCE[0]}"
+	} | sha256sum | cut -c1-32
+}
+
 # commit_patch PARENT PATCH-FILE CONTEXT WITH_NOTES -> prints the new commit
 commit_patch() {
-	local parent=$1 file=$2 context=$3 with_notes=$4 tree msg
+	local parent=$1 file=$2 context=$3 with_notes=$4 tree msg cache commit
+	cache=$SERIES_WORK/cache/patch-commits/$(patch_commit_key "$parent" "$file" "$with_notes")
+	if commit=$(cat "$cache" 2>/dev/null) && mgit cat-file -e "$commit^{commit}" 2>/dev/null; then
+		printf '%s\n' "$commit"
+		return 0
+	fi
 	parse_patch "$file"
 	GIT_INDEX_FILE=$PATCH_TMP/index mgit read-tree "$parent"
 	if ! GIT_INDEX_FILE=$PATCH_TMP/index mgit apply --cached --whitespace=nowarn \
@@ -74,8 +91,11 @@ commit_patch() {
 	if [ "$with_notes" = yes ] && [ -n "$P_NOTES" ]; then
 		msg=$(printf '%s\n---\n%s\n' "$P_MSG" "$P_NOTES")
 	fi
-	printf '%s\n' "$msg" |
+	commit=$(printf '%s\n' "$msg" |
 		GIT_AUTHOR_NAME=$P_AUTHOR GIT_AUTHOR_EMAIL=$P_EMAIL GIT_AUTHOR_DATE=$P_DATE \
-			GIT_COMMITTER_DATE=$P_DATE mgit commit-tree "$tree" -p "$parent"
+			GIT_COMMITTER_DATE=$P_DATE mgit commit-tree "$tree" -p "$parent")
+	mkdir -p "${cache%/*}"
+	printf '%s\n' "$commit" >"$cache.tmp" && mv "$cache.tmp" "$cache"
+	printf '%s\n' "$commit"
 }
 
