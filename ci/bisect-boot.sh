@@ -135,7 +135,8 @@ boot_cache_dir() {
 stage_build() {
 	local i=$1 dir=$2 start kernel
 	start=$(now_s)
-	if kernel=$("$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "${POINT_REV[$i]}" 2>"$dir/build.log"); then
+	if kernel=$(with_heartbeat "build of $(point_name "$i")" "$dir/build.log" \
+		"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "${POINT_REV[$i]}" 2>"$dir/build.log"); then
 		KERNEL=$kernel
 		printf 'ok\n' >"$dir/build.result"
 		progress "$(point_name "$i")" build "ok ($(elapsed_since "$start")s)"
@@ -192,7 +193,8 @@ stage_boot() {
 	fi
 	pick_accelerator
 	qemu_version >"$dir/qemu-version"
-	"$SERIES_TOP/boot/run-qemu.sh" --kernel "$KERNEL" --initrd "$INITRD" --out "$dir" \
+	with_heartbeat "boot of $(point_name "$i")" "$dir/console.log" \
+		"$SERIES_TOP/boot/run-qemu.sh" --kernel "$KERNEL" --initrd "$INITRD" --out "$dir" \
 		--accel "$ACCEL_USED" --timeout "$TIMEOUT" || true
 	status=$(head -n 1 "$dir/boot.status")
 	"$SERIES_TOP/boot/check-host.sh" "$dir" >/dev/null 2>"$dir/host.err" || true
@@ -249,7 +251,8 @@ stage_debug_boot() {
 		progress "$(point_name "$i")" debug "ok (cached, booted in $(cat "$ddir/boot.seconds")s, $(cat "$ddir/accel"))"
 	else
 		pick_accelerator
-		"$SERIES_TOP/boot/run-qemu.sh" --profile debug --kernel "$KERNEL" --initrd "$INITRD" \
+		with_heartbeat "debug boot of $(point_name "$i")" "$ddir/console.log" \
+			"$SERIES_TOP/boot/run-qemu.sh" --profile debug --kernel "$KERNEL" --initrd "$INITRD" \
 			--out "$ddir" --accel "$ACCEL_USED" --timeout "$TIMEOUT" || true
 		qemu_version >"$ddir/qemu-version"
 		status=$(head -n 1 "$ddir/boot.status")
@@ -309,8 +312,9 @@ stage_checks() {
 	[ -x "$SERIES_TOP/ci/check-commits.sh" ] || return 0
 	local start
 	start=$(now_s)
+	# its line per commit and check, and its heartbeats, on the terminal too
 	if "$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" --results "$RESULTS/checks" \
-		base..series/v4 >"$RESULTS/checks.log" 2>&1; then
+		base..series/v4 2>&1 | tee "$RESULTS/checks.log" | awk '/\([0-9.]+s\)$|^  \.\.\. / { print "  " $0; fflush() }'; then
 		progress "series (base..series/v4)" checks "ok ($(elapsed_since "$start")s)"
 	else
 		progress "series (base..series/v4)" checks "FAIL ($(elapsed_since "$start")s): see $RESULTS/checks.log"
@@ -339,6 +343,53 @@ stage_b4() {
 		progress "series/v4" b4 "FAIL ($(elapsed_since "$start")s): see $RESULTS/b4.log"
 		B4_FAILED=1
 	fi
+}
+
+# What a run will cost, from the caches present: seconds per step not
+# cached, as measured on a 2-core machine under TCG (README, Benchmarks).
+EST_CHECK=75 EST_COLD_BUILDS=700 EST_COLD_BUILDS_NO_CCACHE=1100 EST_BUILD=60 EST_BOOT=25 EST_DEBUG=30
+
+uncached_checks() {
+	local checks=(build sparse ppc64le cocci checkpatch hygiene) keys c j n=0
+	mapfile -t keys < <("$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" \
+		--cache-key "$(IFS=,; echo "${checks[*]}")")
+	for c in $(mgit rev-list base..series/v4); do
+		for j in "${!checks[@]}"; do
+			[ -f "$SERIES_WORK/cache/checks/$c-${checks[$j]}-${keys[$j]}/rc" ] || { n=$((n + 1)); break; }
+		done
+	done
+	echo "$n"
+}
+
+print_estimate() {
+	local i kernel secs=0 commits=0 kernels=0 boots=0 cold=""
+	if [ "$CHECKS" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ]; then
+		commits=$(uncached_checks)
+		secs=$((commits * EST_CHECK))
+		if [ "$commits" -gt 0 ] && [ ! -f "$(build_dir modules)/vmlinux" ]; then
+			if [ -d "${SERIES_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}" ]; then
+				secs=$((secs + EST_COLD_BUILDS)) cold=" + the first builds of two configs (ccache present)"
+			else
+				secs=$((secs + EST_COLD_BUILDS_NO_CCACHE)) cold=" + the first builds of two configs (no ccache yet)"
+			fi
+		fi
+	fi
+	for i in "${!POINT_REV[@]}"; do
+		kernel=$(kernel_cache_path "$(kernel_cache_key "${POINT_REV[$i]}" "" "$(config_fragment guest)")")
+		if [ ! -f "$kernel" ]; then
+			kernels=$((kernels + 1)) boots=$((boots + 1)) secs=$((secs + EST_BUILD + EST_BOOT))
+			! is_debug_point "$i" || secs=$((secs + EST_DEBUG))
+			continue
+		fi
+		if [ ! -f "$(boot_cache_dir "$kernel")/boot.status" ]; then
+			boots=$((boots + 1)) secs=$((secs + EST_BOOT))
+		fi
+		if is_debug_point "$i" && [ ! -f "$(boot_cache_dir "$kernel")-debug/boot.status" ]; then
+			secs=$((secs + EST_DEBUG))
+		fi
+	done
+	printf 'estimate: about %d min: checks of %d commits%s, %d kernel builds, %d boots not cached\n' \
+		"$(((secs + 59) / 60))" "$commits" "$cold" "$kernels" "$boots"
 }
 
 checks_cell() {
@@ -441,10 +492,13 @@ main() {
 	local start i
 	start=$(now_s)
 	SERIES_LOCK_WAIT=${SERIES_LOCK_WAIT:-600} take_work_lock
+	# shellcheck disable=SC2034 # with_heartbeat (common.sh) writes to it
+	exec {HEARTBEAT_FD}>&1
 	prepare_mirror
 	printf 'prepare\tsetup\tok (%ss)\n' "$(elapsed_since "$start")" >>"$RESULTS/progress.tsv"
 	if [ ${#POINT_ARGS[@]} -gt 0 ]; then collect_given_points; else collect_series_points; fi
 	build_initramfs
+	print_estimate
 	CHECKS_FAILED=0
 	stage_checks
 	for i in "${!POINT_REV[@]}"; do

@@ -16,7 +16,8 @@
 # summary.tsv and every log to the results directory (printed last), and
 # exits 1 if any commit adds a finding or does not build. --checks runs only
 # the comma-separated checks named (e.g. cocci,checkpatch,hygiene).
-# --cache-key CHECK prints the key CHECK's results are cached under: the
+# --cache-key CHECK[,CHECK...] prints the key (a line each) that CHECK's
+# results are cached under: the
 # check's script, the libraries it sources and the files its "# Inputs:"
 # line declares (plus the sender identity for the checks that use it).
 set -euo pipefail
@@ -35,7 +36,7 @@ parse_args() {
 		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
 		--results) RESULTS=$(realpath -m "${2:?}"); shift ;;
 		--checks) IFS=, read -r -a CHECKS <<<"${2:?}"; shift ;;
-		--cache-key) cache_key "${2:?}"; exit 0 ;;
+		--cache-key) print_cache_keys "${2:?}"; exit 0 ;;
 		-*) die "unknown argument '$1' (see --help)" ;;
 		*) RANGE=$1 ;;
 		esac
@@ -70,6 +71,15 @@ cache_key() {
 	} | sha256sum | cut -c1-12
 }
 
+# print_cache_keys CHECK[,CHECK...]: a key a line, in that order
+print_cache_keys() {
+	local check list
+	IFS=, read -r -a list <<<"$1"
+	for check in "${list[@]}"; do
+		cache_key "$check"
+	done
+}
+
 cache_dir_for() {
 	local commit=$1 check=$2
 	printf '%s/cache/checks/%s-%s-%s\n' "$SERIES_WORK" "$commit" "$check" "$(cache_key "$check")"
@@ -83,7 +93,8 @@ run_check() {
 		cp "$cache/$check.log" "$cache/$check.new" "$dir/"
 		rc=$(cat "$cache/rc")
 	else
-		"$SERIES_TOP/ci/checks/$check.sh" --work "$SERIES_WORK" --commit "$commit" \
+		with_heartbeat "$check of $(mgit rev-parse --short "$commit")" "$dir/$check.log" \
+			"$SERIES_TOP/ci/checks/$check.sh" --work "$SERIES_WORK" --commit "$commit" \
 			--parent "$commit^" --out "$dir" >>"$dir/$check.log" 2>&1 || rc=$?
 		if [ "$rc" -le 1 ]; then
 			mkdir -p "$cache"
@@ -151,6 +162,8 @@ main() {
 	mapfile -t commits < <(mgit rev-list --reverse "$RANGE") || die "bad range $RANGE"
 	[ ${#commits[@]} -gt 0 ] || die "range $RANGE has no commits"
 	take_work_lock
+	# shellcheck disable=SC2034 # with_heartbeat (common.sh) writes to it
+	exec {HEARTBEAT_FD}>&1
 	SERIES_CHECK_FILES=$(range_c_files "${commits[@]}")
 	export SERIES_CHECK_FILES
 	[ -n "$RESULTS" ] || RESULTS=$(results_root)/checks-$(date -u +%Y%m%dT%H%M%SZ)

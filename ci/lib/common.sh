@@ -75,6 +75,33 @@ spatch_run() {
 	spatch --python "${SERIES_SPATCH_PYTHON:-/usr/bin/python3}" "$@"
 }
 
+# with_heartbeat LABEL LOG CMD...: runs CMD; while it runs, a line every
+# SERIES_HEARTBEAT seconds (30) on fd HEARTBEAT_FD (stderr unless set)
+# with LABEL, the time so far and LOG's last line: no stage is silent for
+# long, and the line says what it is doing.
+with_heartbeat() {
+	local label=$1 log=$2 pid rc=0
+	shift 2
+	heartbeat "$label" "$log" &
+	pid=$!
+	"$@" || rc=$?
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	return "$rc"
+}
+
+heartbeat() {
+	local label=$1 log=$2 start=$SECONDS last sleeper=
+	trap '[ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep "${SERIES_HEARTBEAT:-30}" >/dev/null 2>&1 &
+		sleeper=$!
+		wait "$sleeper" || true
+		last=$(tail -n 1 "$log" 2>/dev/null | tr -d '\r' | cut -c1-90 || true)
+		printf '  ... %s: %ss so far%s\n' "$label" "$((SECONDS - start))" "${last:+; $last}" >&"${HEARTBEAT_FD:-2}"
+	done
+}
+
 # Reproducible identity for commits made by the tooling, so replaying the same
 # patches onto the same import yields the same commit ids on every machine.
 export_tool_committer() {
