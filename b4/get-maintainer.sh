@@ -27,11 +27,10 @@ main() {
 	--mpath) [ -d "${2:-}" ] || die "--mpath: no directory '${2:-}'" ;;
 	*) die "unknown argument '${1:-}': the first option must be --mpath DIR (see --help)" ;;
 	esac
-	local mdir=$2 patch key cache
+	local mdir=$2 tmp patch key cache
 	[ -f scripts/get_maintainer.pl ] || die "no scripts/get_maintainer.pl in $PWD"
-	patch=$(mktemp)
-	# shellcheck disable=SC2064 # the path is fixed now
-	trap "rm -f '$patch'" EXIT
+	make_temp_dir tmp
+	patch=$tmp/patch
 	stable_patch >"$patch"
 	shift 2
 	key=$({ printf '%s\n' "$@"; cat "$patch" "$mdir"/MAINTAINERS* scripts/get_maintainer.pl; } |

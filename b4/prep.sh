@@ -55,8 +55,6 @@ GET_MAINTAINER_OPTS="--nogit --nogit-fallback --nogit-chief-penguins --norolesta
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
 		--tested-with) TESTED=$(realpath -m "${2:?}"); shift ;;
 		--cover) COVER=$(realpath -m "${2:?}"); shift ;;
 		--series) SERIES=${2:?}; shift ;;
@@ -64,7 +62,9 @@ parse_args() {
 		--maintainers) LOCAL_MAINTAINERS=$(realpath -m "${2:?}"); shift ;;
 		--topics) TOPICS=$(realpath -m "${2:?}"); shift ;;
 		--draft) DRAFT=yes ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done
@@ -429,9 +429,7 @@ main() {
 	[ -n "$OUT" ] || OUT=$(results_root)/b4-$(date -u +%Y%m%dT%H%M%SZ)
 	local stage tip mail mdir key patches=()
 	mkdir -p "$(dirname "$OUT")"
-	stage=$(mktemp -d "$(dirname "$OUT")/.b4-stage.XXXXXX")
-	B4_STAGE=$stage
-	trap 'rm -rf "$B4_STAGE"' EXIT
+	make_temp_dir stage "$(dirname "$OUT")" .b4-stage
 	tested_with_text "$TESTED" >"$stage/tested-with.txt"
 	render_cover "$stage/cover.txt" "$stage/tested-with.txt"
 	mdir=$(maintainers_dir)

@@ -23,11 +23,11 @@ VERSION=
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?--work needs a directory}"); shift ;;
 		--version) VERSION=${2:?--version needs a version}; shift ;;
 		--tarball) TARBALL=$(realpath -m "${2:?--tarball needs a file}"); shift ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done
@@ -125,9 +125,7 @@ MSG
 
 import_version() {
 	local tree parent commit count tracked sha mtime stage
-	stage=$(mktemp -d "$SERIES_WORK/import.XXXXXX")
-	IMPORT_STAGE=$stage
-	trap 'rm -rf "$IMPORT_STAGE"' EXIT
+	make_temp_dir stage "$SERIES_WORK" import
 	note "extracting $TARBALL ($VERSION)"
 	extract_tarball "$stage/tree"
 	count=$(count_files "$stage/tree")
@@ -141,7 +139,7 @@ import_version() {
 	tracked=$(mgit ls-tree -r --name-only "$tree" | wc -l)
 	[ "$tracked" -eq "$count" ] ||
 		die "import of $TARBALL holds $tracked files, the tarball $count"
-	parent=$(mgit rev-parse -q --verify refs/heads/import^{commit} || true)
+	parent=$(mgit rev-parse -q --verify "refs/heads/import^{commit}" || true)
 	mtime=$(stat -c %Y "$TARBALL")
 	export_tool_committer
 	commit=$(commit_message "$sha" "$count" |

@@ -17,11 +17,11 @@ GUEST_TOOLS=(/sbin/mke2fs /sbin/mkfs.xfs)
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
 		--out) OUT=$(realpath -m "${2:?--out needs a file}"); shift ;;
 		--init) INIT=$(realpath -m "${2:?--init needs a file}"); shift ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?--work needs a directory}"); shift ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done
@@ -77,9 +77,7 @@ main() {
 	parse_args "$@"
 	need_cmds gcc cpio gzip ldd file
 	local tmp
-	tmp=$(mktemp -d)
-	INITRAMFS_TMP=$tmp
-	trap 'rm -rf "$INITRAMFS_TMP"' EXIT
+	make_temp_dir tmp
 	fetch_harness "$tmp/include"
 	populate_root "$tmp/root"
 	build_tests "$tmp/root" "$tmp/include"

@@ -70,8 +70,7 @@ apply_profile() {
 	CMDLINE_ARGS+=(vpmem_mode=debug slub_debug=FZP)
 	local tmpfs=${SERIES_TMPFS:-/dev/shm}
 	[ "$(stat -f -c %T "$tmpfs" 2>/dev/null)" = tmpfs ] || note "$tmpfs is not a tmpfs: host fsyncs will be slow"
-	TMPFS_DIR=$(mktemp -d "$tmpfs/vpmem-debug.XXXXXX") || die "cannot create a directory in $tmpfs"
-	trap 'rm -rf "$TMPFS_DIR"' EXIT
+	make_temp_dir TMPFS_DIR "$tmpfs" vpmem-debug
 	MAIN_IMG=$TMPFS_DIR/main.img
 }
 

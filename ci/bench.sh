@@ -30,7 +30,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-RESULTS= WARM=no DRIVER=no TOUCH=no ROUNDS=3
+RESULTS='' WARM=no DRIVER=no TOUCH=no ROUNDS=3
 DRIVER_KEYS=(fsync_p50_us fsync_p99_us flushes_per_s_1 flushes_per_s_8 flushes_per_s_64
 	dax_write_mib_s dax_read_mib_s)
 
@@ -136,12 +136,15 @@ touched_topics() {
 	sed "s|$patch|$dir/$patch|" "$SERIES_TOP/topic-branches.txt" >"$dir/topics.txt"
 }
 
+replay_real_series() {
+	"$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK" >/dev/null 2>&1 || true
+}
+
 run_touch_bench() {
 	local tmp
-	tmp=$(mktemp -d)
-	TOUCH_TMP=$tmp
+	make_temp_dir tmp
 	# Whatever happens, replay the real series back.
-	trap '"$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK" >/dev/null 2>&1 || true; rm -rf "$TOUCH_TMP"' EXIT
+	at_exit replay_real_series
 	touched_topics "$tmp"
 	RESULTS=$("$SERIES_TOP/ci/bisect-boot.sh" --no-install --work "$SERIES_WORK" --topics "$tmp/topics.txt" | tail -n 1)
 }
@@ -149,14 +152,14 @@ run_touch_bench() {
 main() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
 		--results) RESULTS=$(realpath -m "${2:?}"); shift ;;
 		--warm) WARM=yes ;;
 		--driver) DRIVER=yes ;;
 		--rounds) ROUNDS=${2:?}; shift; [ "$ROUNDS" -ge 2 ] 2>/dev/null || die "--rounds needs a number >= 2: the noise is the spread between rounds" ;;
 		--touch) TOUCH=yes ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done

@@ -50,8 +50,6 @@ FAILED_POINTS=0 CHECKS_FAILED=0 B4_FAILED=0
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
 		--point) POINT_ARGS+=("${2:?--point needs a revision}"); shift ;;
 		--no-reference) REFERENCE=no ;;
 		--no-checks) CHECKS=no ;;
@@ -62,7 +60,9 @@ parse_args() {
 		--accel) ACCEL=${2:?}; shift ;;
 		--timeout) TIMEOUT=${2:?}; shift ;;
 		--bisect-run) BISECT_RUN=yes ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done
@@ -307,6 +307,15 @@ run_point() {
 	printf 'ok\n' >"$dir/verdict"
 }
 
+# ci/check-commits.sh's line per commit and check, and its heartbeats, as
+# they come (a read loop: mawk would hold them back in its input buffer)
+show_check_lines() {
+	local line
+	while IFS= read -r line; do
+		[[ ! $line =~ \([0-9.]+s\)$|^\ \ \.\.\.\  ]] || printf '  %s\n' "$line"
+	done
+}
+
 stage_checks() {
 	[ "$CHECKS" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ] || return 0
 	[ -x "$SERIES_TOP/ci/check-commits.sh" ] || return 0
@@ -314,7 +323,7 @@ stage_checks() {
 	start=$(now_s)
 	# its line per commit and check, and its heartbeats, on the terminal too
 	if "$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" --results "$RESULTS/checks" \
-		base..series/v4 2>&1 | tee "$RESULTS/checks.log" | awk '/\([0-9.]+s\)$|^  \.\.\. / { print "  " $0; fflush() }'; then
+		base..series/v4 2>&1 | tee "$RESULTS/checks.log" | show_check_lines; then
 		progress "series (base..series/v4)" checks "ok ($(elapsed_since "$start")s)"
 	else
 		progress "series (base..series/v4)" checks "FAIL ($(elapsed_since "$start")s): see $RESULTS/checks.log"

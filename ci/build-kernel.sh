@@ -13,18 +13,18 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-REV= FRAGMENT=$SERIES_TOP/boot/guest.config NAME= MAKE_ARGS=
+REV='' FRAGMENT=$SERIES_TOP/boot/guest.config NAME='' MAKE_ARGS=''
 
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
 		--rev) REV=${2:?}; shift ;;
 		--config) FRAGMENT=$(realpath -m "${2:?}"); shift ;;
 		--name) NAME=${2:?}; shift ;;
 		--make-args) MAKE_ARGS=${2?}; shift ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done

@@ -32,12 +32,12 @@ FOUND=0
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
 		--results) RESULTS=$(realpath -m "${2:?}"); shift ;;
 		--checks) IFS=, read -r -a CHECKS <<<"${2:?}"; shift ;;
 		--cache-key) print_cache_keys "${2:?}"; exit 0 ;;
-		-*) die "unknown argument '$1' (see --help)" ;;
+		-*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		*) RANGE=$1 ;;
 		esac
 		shift

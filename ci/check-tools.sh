@@ -345,8 +345,7 @@ main() {
 	parse_args "$@"
 	local start p
 	start=$(now_s)
-	TMP=$(mktemp -d)
-	trap 'rm -rf "$TMP"' EXIT
+	make_temp_dir TMP
 	run_checks
 	if [ ${#PROBLEMS[@]} -gt 0 ]; then
 		for p in "${PROBLEMS[@]}"; do

@@ -10,17 +10,17 @@ set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/patches.sh"
 
-ONTO= PATCH= REF=
+ONTO='' PATCH='' REF=''
 
 main() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
 		--onto) ONTO=${2:?}; shift ;;
 		--patch) PATCH=$(realpath -m "${2:?}"); shift ;;
 		--ref) REF=${2:?}; shift ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done

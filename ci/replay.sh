@@ -32,12 +32,12 @@ declare -A NEW_REF=()
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?--work needs a directory}"); shift ;;
 		--topics) TOPICS_FILE=$(realpath -m "${2:?--topics needs a file}"); shift ;;
 		--onto) ONTO=${2:?--onto needs a tag}; shift ;;
 		--unmerge) UNMERGE_PATCH=$(realpath -m "${2:?--unmerge needs a file}"); shift ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done

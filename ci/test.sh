@@ -21,11 +21,11 @@ QUICK=no INSTALL=yes
 main() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
 		--quick) QUICK=yes ;;
 		--no-install) INSTALL=no ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done

@@ -16,9 +16,7 @@ set -euo pipefail
 main() {
 	parse_check_args "$@"
 	local tmp posted
-	tmp=$(mktemp -d)
-	CHECKPATCH_TMP=$tmp
-	trap 'rm -rf "$CHECKPATCH_TMP"' EXIT
+	make_temp_dir tmp
 	# checkpatch reads its data files next to itself and at --root.
 	mgit archive "$CHECK_COMMIT" scripts/checkpatch.pl scripts/spelling.txt \
 		scripts/const_structs.checkpatch scripts/spdxcheck.py scripts/spdxcheck-test.sh \

@@ -41,9 +41,7 @@ main() {
 	parse_check_args "$@"
 	need_cmds spatch
 	local tmp rule rules=()
-	tmp=$(mktemp -d)
-	COCCI_TMP=$tmp
-	trap 'rm -rf "$COCCI_TMP"' EXIT
+	make_temp_dir tmp
 	RULES=$tmp/rules
 	mkdir -p "$RULES"
 	mgit archive "$CHECK_COMMIT" scripts/coccinelle | tar -x -C "$RULES"

@@ -11,17 +11,17 @@
 # Needs common.sh.
 
 CHECK_NAME=$(basename "$0" .sh)
-CHECK_COMMIT= CHECK_PARENT= CHECK_OUT=
+CHECK_COMMIT='' CHECK_PARENT='' CHECK_OUT=''
 
 parse_check_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
 		--commit) CHECK_COMMIT=${2:?}; shift ;;
 		--parent) CHECK_PARENT=${2:?}; shift ;;
 		--out) CHECK_OUT=$(realpath -m "${2:?}"); shift ;;
-		--work) SERIES_WORK=$(realpath -m "${2:?}"); shift ;;
-		*) die "unknown argument '$1' (see --help)" ;;
+		*) common_option "$@" || die "unknown argument '$1' (see --help)"
+			shift "$COMMON_SHIFT"
+			continue ;;
 		esac
 		shift
 	done

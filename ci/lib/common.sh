@@ -22,6 +22,25 @@ usage_from_header() {
 	sed -n '2,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' "$1"
 }
 
+# common_option ARG...: the options every entry point with a work
+# directory takes: -h/--help (the script's header, then exit 0) and
+# --work DIR (SERIES_WORK, exported to what the script runs). Sets
+# COMMON_SHIFT to the number of arguments used; returns 1 for any other.
+#	*) common_option "$@" || die "unknown argument '$1' (see --help)"
+#		shift "$COMMON_SHIFT"
+#		continue ;;
+common_option() {
+	case "$1" in
+	-h | --help) usage_from_header "$0"; exit 0 ;;
+	--work)
+		[ -n "${2:-}" ] || die "--work needs a directory"
+		SERIES_WORK=$(realpath -m "$2")
+		# shellcheck disable=SC2034 # the caller shifts by it
+		COMMON_SHIFT=2 ;;
+	*) return 1 ;;
+	esac
+}
+
 mirror_dir() {
 	printf '%s/linux\n' "$SERIES_WORK"
 }
@@ -73,6 +92,34 @@ need_cmds() {
 # Python need not be the one whose libpython Debian's spatch was built for.
 spatch_run() {
 	spatch --python "${SERIES_SPATCH_PYTHON:-/usr/bin/python3}" "$@"
+}
+
+# at_exit CMD [ARG...]: run CMD when the script exits (the last added
+# first), next to what others added: the one EXIT trap is shared, never
+# replaced, so a library's clean-up and its caller's both run.
+# (sourced twice, the library keeps what was added)
+[[ -v SERIES_AT_EXIT ]] || SERIES_AT_EXIT=()
+at_exit() {
+	SERIES_AT_EXIT+=("$(printf '%q ' "$@")")
+	trap run_at_exit EXIT
+}
+
+run_at_exit() {
+	local i
+	for ((i = ${#SERIES_AT_EXIT[@]} - 1; i >= 0; i--)); do
+		eval "${SERIES_AT_EXIT[i]}" || true
+	done
+}
+
+# make_temp_dir VAR [PARENT [PREFIX]]: a new directory under PARENT (default
+# TMPDIR or /tmp), its path in VAR, removed at exit. Call it in the script's
+# own shell, not in $(...): the clean-up belongs to the shell that adds it.
+make_temp_dir() {
+	local -n temp_dir_var=$1
+	local parent=${2:-${TMPDIR:-/tmp}} prefix=${3:-${0##*/}}
+	mkdir -p "$parent"
+	temp_dir_var=$(mktemp -d "$parent/$prefix.XXXXXX") || die "cannot create a temporary directory in $parent"
+	at_exit rm -rf -- "$temp_dir_var"
 }
 
 # with_heartbeat LABEL LOG CMD...: runs CMD; while it runs, a line every

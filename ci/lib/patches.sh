@@ -5,9 +5,7 @@
 
 # A temporary directory for the index and mailinfo output, removed on exit.
 make_patch_tmp() {
-	mkdir -p "$SERIES_WORK"
-	PATCH_TMP=$(mktemp -d "$SERIES_WORK/patch.XXXXXX")
-	trap 'rm -rf "$PATCH_TMP"' EXIT
+	make_temp_dir PATCH_TMP "$SERIES_WORK" patch
 }
 
 # Refuse what a posted kernel patch never is, before git sees it.

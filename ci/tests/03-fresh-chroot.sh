@@ -98,7 +98,6 @@ cleanup() {
 			rm -rf "$ROOT"
 		fi
 	fi
-	rm -rf "$T"
 }
 
 make_root() {
@@ -139,8 +138,8 @@ step() {
 	printf '     %s: exit %s in %ss\n' "$name" "$rc" "$(cat "$T/$name.s")"
 }
 
-T=$(mktemp -d)
-trap cleanup EXIT
+make_temp_dir T
+at_exit cleanup
 
 [ "$(id -u)" -eq 0 ] || { fail "a fresh Debian 12 chroot" "needs root (chroot, mount)"; finish_test_file; exit 0; }
 need_cmds mmdebstrap chroot findmnt

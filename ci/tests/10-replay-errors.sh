@@ -5,8 +5,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 W=$T/work
 FIX=$T/fixture
 REPLAY=("$SERIES_TOP/ci/replay.sh" --work "$W" --unmerge "$FIX/unmerge.patch")
@@ -59,7 +58,7 @@ check_eq "series/v4 has the three patches on base" 3 "$(git -C "$M" rev-list --c
 check_eq "base is the import plus the unmerge" "import" "$(git -C "$M" log -1 --format=%s base~1)"
 merged=$(git -C "$M" merge-tree --write-tree topic/tc topic/ta)
 check_eq "merging the leaf topics gives the tree of series/v4" \
-	"$(git -C "$M" rev-parse series/v4^{tree})" "$merged"
+	"$(git -C "$M" rev-parse "series/v4^{tree}")" "$merged"
 before=$(refs_snapshot)
 check "a second replay succeeds" "${REPLAY[@]}" --topics "$T/topics.txt"
 check_eq "replaying the same patches gives the same commits" "$before" "$(refs_snapshot)"

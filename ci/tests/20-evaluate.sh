@@ -5,8 +5,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 
 # tap_for COLUMN: a guest TAP file whose results are exactly that column
 tap_for() {

@@ -6,8 +6,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 SEEDS=${SERIES_SEEDS:-$SERIES_TOP/../shared/seeds}
 
 for rule in "$SERIES_TOP"/cocci/*.cocci; do

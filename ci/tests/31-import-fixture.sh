@@ -7,8 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 W=$T/work
 IMPORT=("$SERIES_TOP/base/import.sh" --work "$W")
 

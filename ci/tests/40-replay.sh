@@ -7,8 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 
 check "ci/replay.sh succeeds" "$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK"
 tag=$(newest_import_tag)

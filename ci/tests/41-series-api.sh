@@ -10,8 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 UAPI=include/uapi/linux/virtio_pmem.h
 PAPR=arch/powerpc/platforms/pseries/papr_scm.c
 

@@ -9,14 +9,13 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
+make_temp_dir T
 MOUNTS=()
 cleanup() {
 	local m
 	for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null || true; done
-	rm -rf "$T"
 }
-trap cleanup EXIT
+at_exit cleanup
 
 small_tmpfs() {
 	mkdir -p "$2"

@@ -9,8 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 CC=("$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK")
 
 # cell RESULTS ROW-NUMBER CHECK

@@ -9,8 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 tar -C "$SERIES_TOP" --exclude=./work --exclude=./.git -cf - . | tar -C "$T" -xf -
 export SERIES_SENDER="Ada Lovelace <ada@kernel.org>"
 

@@ -5,9 +5,10 @@
 # when the run exits 0; the accelerator and QEMU version of boots that all
 # came from the cache are written to the results (RESULTS/accelerator,
 # RESULTS/qemu-version) and named in the summary.
+# shellcheck disable=SC2034 # its variables are read by bisect-boot.sh's functions
 set -euo pipefail
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/common.sh"
+make_temp_dir T
 export SERIES_WORK=$T/work
 # Sourced, ci/bisect-boot.sh only defines its functions (an older one that
 # would run instead stops at the unknown option).

@@ -8,12 +8,11 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
+make_temp_dir T
 cleanup() {
 	mgit worktree remove --force "$T/bisect" >/dev/null 2>&1 || true
-	rm -rf "$T"
 }
-trap cleanup EXIT
+at_exit cleanup
 BB=("$SERIES_TOP/ci/bisect-boot.sh" --no-install --work "$SERIES_WORK")
 
 # column VALUE-OF-COLUMN-NAME ROW-LABEL from a results directory's matrix

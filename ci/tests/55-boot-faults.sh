@@ -7,8 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 KERNEL=$("$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev series/v4 2>"$T/build.log")
 RUN=("$SERIES_TOP/boot/run-qemu.sh" --accel tcg --kernel "$KERNEL")
 

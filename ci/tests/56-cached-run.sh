@@ -12,8 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/posting.sh"
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 
 # A passing full run must be there: its builds and boots are the cache.
 passed_before() {

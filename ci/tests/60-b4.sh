@@ -13,14 +13,13 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/posting.sh"
 
-T=$(mktemp -d)
+make_temp_dir T
 DAEMON_PID=
 cleanup() {
 	[ -z "$DAEMON_PID" ] || kill "$DAEMON_PID" 2>/dev/null || true
 	mgit worktree remove --force "$T/am" >/dev/null 2>&1 || true
-	rm -rf "$T"
 }
-trap cleanup EXIT
+at_exit cleanup
 PREP=("$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK" --draft)
 TOOL=$(tool_identity)
 series_before=$(mgit rev-parse series/v4)

@@ -17,8 +17,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/posting.sh"
 
 REAL_MIRROR=$(mirror_dir)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+make_temp_dir T
 export SERIES_WORK=$T/work
 # No identity unless a check gives one: an empty global config.
 : >"$T/gitconfig"

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The shared library's helpers (ci/lib/common.sh) on small scripts: the
+# exit actions of a library and of its caller both run, last added first,
+# also when the script dies; make_temp_dir's directory goes at exit;
+# common_option parses --help and --work alike for every entry point and
+# exports the work directory; with_heartbeat reports a long step while it
+# runs and returns its status. Then shellcheck over every script.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/testlib.sh"
+
+make_temp_dir T
+
+# script NAME BODY: a script that sources the library, in $T/NAME
+script() {
+	printf '#!/usr/bin/env bash\nset -euo pipefail\n. "%s/ci/lib/common.sh"\n%s\n' "$SERIES_TOP" "$2" >"$T/$1"
+	chmod +x "$T/$1"
+}
+
+script exits 'lib_step() { make_temp_dir LIB_TMP "$1" lib; at_exit echo "library clean-up"; }
+lib_step "$2"
+echo "$LIB_TMP" >"$2/made"
+at_exit echo "caller clean-up"
+[ "$1" = die ] && die "stopped on purpose"
+echo "normal end"'
+for how in end die; do
+	mkdir -p "$T/$how"
+	out=$("$T/exits" "$how" "$T/$how" 2>&1) && rc=0 || rc=$?
+	check_eq "$how: the caller's and the library's clean-ups run, last added first" \
+		"caller clean-up|library clean-up" "$(grep 'clean-up' <<<"$out" | paste -sd'|')"
+	check "$how: make_temp_dir's directory is gone at exit" test ! -e "$(cat "$T/$how/made")"
+done
+check_eq "a script that died still exits 1" 1 "$rc"
+
+script opts 'while [ $# -gt 0 ]; do
+	case "$1" in
+	--flag) echo flag ;;
+	*) common_option "$@" || die "unknown argument '\''$1'\'' (see --help)"
+		shift "$COMMON_SHIFT"
+		continue ;;
+	esac
+	shift
+done
+bash -c '\''echo "child sees $SERIES_WORK"'\'''
+sed -i '2i # Usage: opts [--flag] [--work DIR]' "$T/opts"
+check_eq "--work reaches the scripts it runs, as an absolute path" "flag|child sees $T/w" \
+	"$(cd "$T" && ./opts --flag --work w 2>&1 | paste -sd'|')"
+check_eq "--help prints the header" "Usage: opts [--flag] [--work DIR]" "$("$T/opts" --help 2>&1)"
+check_fails "--work without a directory is refused, by name" "--work needs a directory" "$T/opts" --work
+check_fails "an unknown option is refused" "unknown argument '--nope'" "$T/opts" --nope
+
+script beats 'exec {HEARTBEAT_FD}>&1
+slow() { echo "compiling foo.c" >"$1"; sleep 2.5; return 7; }
+with_heartbeat "step of X" "$2" slow "$2" && rc=0 || rc=$?
+echo "status $rc"'
+out=$(SERIES_HEARTBEAT=1 "$T/beats" x "$T/beats.log" 2>&1)
+check "a heartbeat line names the step and the log's last line" \
+	grep -q '^  \.\.\. step of X: [0-9]*s so far; compiling foo.c$' <<<"$out"
+check_eq "with_heartbeat returns the step's status" "status 7" "$(tail -n 1 <<<"$out")"
+
+finish_test_file
