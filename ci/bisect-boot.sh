@@ -134,17 +134,18 @@ boot_cache_dir() {
 
 stage_build() {
 	local i=$1 dir=$2 start kernel
+	STAGE_OK=no
 	start=$(now_s)
 	if kernel=$(with_heartbeat "build of $(point_name "$i")" "$dir/build.log" \
 		"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "${POINT_REV[$i]}" 2>"$dir/build.log"); then
 		KERNEL=$kernel
 		printf 'ok\n' >"$dir/build.result"
 		progress "$(point_name "$i")" build "ok ($(elapsed_since "$start")s)"
+		STAGE_OK=yes
 		return 0
 	fi
 	printf 'FAIL\n' >"$dir/build.result"
 	progress "$(point_name "$i")" build "FAIL ($(elapsed_since "$start")s): $(tail -n 1 "$dir/build.log")"
-	return 1
 }
 
 # What ran the boots: the accelerator of every point's boot, this run's or
@@ -183,6 +184,7 @@ pick_accelerator() {
 
 stage_boot() {
 	local i=$1 dir=$2 start cache status
+	STAGE_OK=yes
 	start=$(now_s)
 	cache=$(boot_cache_dir "$KERNEL")
 	# An entry from before the QEMU version was kept cannot say what ran it.
@@ -206,18 +208,19 @@ stage_boot() {
 		return 0
 	fi
 	progress "$(point_name "$i")" boot "FAIL: $status ($(elapsed_since "$start")s); console tail in $dir/boot.status"
-	return 1
+	STAGE_OK=no
 }
 
 stage_evaluate() {
 	local i=$1 dir=$2 out
+	STAGE_OK=yes
 	if out=$("$SERIES_TOP/boot/evaluate.sh" "$dir" "${POINT_COL[$i]}" 2>&1); then
 		progress "$(point_name "$i")" tests "as expected ($(grep -c $'\tok\t' "$dir/details.tsv" || true) ok results)"
 		return 0
 	fi
 	progress "$(point_name "$i")" tests "NOT as expected:"
 	sed 's/^/    /' <<<"$out"
-	return 1
+	STAGE_OK=no
 }
 
 point_name() {
@@ -242,6 +245,7 @@ is_debug_point() {
 
 stage_debug_boot() {
 	local i=$1 dir=$2 ddir=$2/debug start cache status out
+	STAGE_OK=yes
 	is_debug_point "$i" && [ -n "$KERNEL" ] || return 0
 	start=$(now_s)
 	mkdir -p "$ddir"
@@ -269,14 +273,14 @@ stage_debug_boot() {
 	status=$(head -n 1 "$ddir/boot.status")
 	if out=$("$SERIES_TOP/boot/evaluate.sh" --profile debug "$ddir" "${POINT_COL[$i]}" 2>&1); then
 		cat "$ddir/groups.tsv" >>"$dir/groups.tsv"
-		[ "$status" = ok ] || return 1
+		[ "$status" = ok ] || { STAGE_OK=no; return 0; }
 		progress "$(point_name "$i")" debug-tests "as expected ($(grep -c $'\tok\t' "$ddir/details.tsv" || true) ok results)"
 		return 0
 	fi
 	cat "$ddir/groups.tsv" >>"$dir/groups.tsv" 2>/dev/null || true
 	progress "$(point_name "$i")" debug-tests "NOT as expected:"
 	sed 's/^/    /' <<<"$out"
-	return 1
+	STAGE_OK=no
 }
 
 run_point() {
@@ -285,26 +289,25 @@ run_point() {
 	mkdir -p "$dir"
 	printf '%s\n' "${POINT_REV[$i]}" >"$dir/commit"
 	KERNEL=
-	if ! stage_build "$i" "$dir"; then
-		printf 'FAIL\n' >"$dir/verdict"
-		return 1
-	fi
-	if ! stage_boot "$i" "$dir"; then
+	POINT_OK=no
+	printf 'FAIL\n' >"$dir/verdict"
+	stage_build "$i" "$dir"
+	[ "$STAGE_OK" = yes ] || return 0
+	stage_boot "$i" "$dir"
+	if [ "$STAGE_OK" = no ]; then
 		"$SERIES_TOP/boot/evaluate.sh" "$dir" "${POINT_COL[$i]}" >/dev/null 2>&1 || true
-		stage_debug_boot "$i" "$dir" || true
-		printf 'FAIL\n' >"$dir/verdict"
-		return 1
+		stage_debug_boot "$i" "$dir"
+		return 0
 	fi
-	if ! stage_evaluate "$i" "$dir"; then
-		stage_debug_boot "$i" "$dir" || true
-		printf 'FAIL\n' >"$dir/verdict"
-		return 1
+	stage_evaluate "$i" "$dir"
+	if [ "$STAGE_OK" = no ]; then
+		stage_debug_boot "$i" "$dir"
+		return 0
 	fi
-	if ! stage_debug_boot "$i" "$dir"; then
-		printf 'FAIL\n' >"$dir/verdict"
-		return 1
-	fi
+	stage_debug_boot "$i" "$dir"
+	[ "$STAGE_OK" = yes ] || return 0
 	printf 'ok\n' >"$dir/verdict"
+	POINT_OK=yes
 }
 
 # ci/check-commits.sh's line per commit and check, and its heartbeats, as
@@ -486,9 +489,12 @@ bisect_run() {
 	build_initramfs
 	add_point "$head" "$col" "bisect"
 	mkdir -p "$RESULTS/points/00-bisect"
-	stage_build 0 "$RESULTS/points/00-bisect" || exit 125
-	stage_boot 0 "$RESULTS/points/00-bisect" || exit 1
-	stage_evaluate 0 "$RESULTS/points/00-bisect" || exit 1
+	stage_build 0 "$RESULTS/points/00-bisect"
+	[ "$STAGE_OK" = yes ] || exit 125
+	stage_boot 0 "$RESULTS/points/00-bisect"
+	[ "$STAGE_OK" = yes ] || exit 1
+	stage_evaluate 0 "$RESULTS/points/00-bisect"
+	[ "$STAGE_OK" = yes ] || exit 1
 	exit 0
 }
 
@@ -511,7 +517,8 @@ main() {
 	CHECKS_FAILED=0
 	stage_checks
 	for i in "${!POINT_REV[@]}"; do
-		run_point "$i" || FAILED_POINTS=$((FAILED_POINTS + 1))
+		run_point "$i"
+		[ "$POINT_OK" = yes ] || FAILED_POINTS=$((FAILED_POINTS + 1))
 	done
 	write_matrix
 	B4_FAILED=0

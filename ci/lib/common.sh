@@ -1,6 +1,17 @@
 # shellcheck shell=bash
 # Shared helpers for the virtio-pmem series tooling. Source it; do not run it.
 
+# set -e holds inside $(...) too, and a command that fails where set -e
+# stops the script names itself (ERR, inherited by functions and
+# subshells) instead of ending it without a word.
+shopt -s inherit_errexit
+set -E
+trap 'on_error $? "$BASH_COMMAND" "${BASH_SOURCE[0]##*/}" "$LINENO"' ERR
+
+on_error() {
+	printf '%s: error: %s failed with status %s (%s:%s)\n' "${0##*/}" "$2" "$1" "$3" "$4" >&2
+}
+
 SERIES_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Exported, so that a script's --work (an assignment after this) reaches
 # every script it runs.
