@@ -23,7 +23,7 @@ declare -A TARGETS=([guest]="bzImage" [modules]="vmlinux modules")
 build_at() {
 	local name=$1 rev=$2
 	printf '== %s config at %s\n' "$name" "$rev" >>"$CHECK_LOG"
-	configure_build "$name" "$(config_fragment "$name")"
+	configure_build "$name" "$(config_fragment "$name")" || return 1
 	# shellcheck disable=SC2086 # the target list is split on purpose
 	kmake -C "$(build_tree)" O="$(build_dir "$name")" -j"$(build_jobs)" ${TARGETS[$name]} >>"$CHECK_LOG" 2>&1
 }
@@ -32,14 +32,15 @@ cache_guest_kernel() {
 	store_kernel "$(kernel_cache_key "$1" "" "$(config_fragment guest)")" "$(build_dir guest)"
 }
 
-# build_and_scan REV: build every config at REV and scan it with W=1
+# build_and_scan REV: build every config at REV and scan it with W=1.
+# Called under '||', where set -e does not hold: every step says so itself.
 build_and_scan() {
 	local rev=$1 name
-	checkout_build_tree "$rev"
+	checkout_build_tree "$rev" || return 1
 	for name in "${CONFIGS[@]}"; do
 		build_at "$name" "$rev" || return 1
-		[ "$name" != guest ] || cache_guest_kernel "$rev"
-		has_findings w1 "$name" "$rev" || scan_objects w1 "$name" "$rev" W=1
+		[ "$name" != guest ] || cache_guest_kernel "$rev" || return 1
+		has_findings w1 "$name" "$rev" || scan_objects w1 "$name" "$rev" W=1 || return 1
 	done
 }
 

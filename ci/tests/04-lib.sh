@@ -49,6 +49,20 @@ check_eq "--help prints the header" "Usage: opts [--flag] [--work DIR]" "$("$T/o
 check_fails "--work without a directory is refused, by name" "--work needs a directory" "$T/opts" --work
 check_fails "an unknown option is refused" "unknown argument '--nope'" "$T/opts" --nope
 
+# set -e inside $(...): a failed initramfs build is no path to boot.
+mkdir -p "$T/top/boot/tests"
+printf 'int main(void) { return 0; }\n' >"$T/top/boot/tests/t.c"
+printf '#!/bin/sh\n' >"$T/top/boot/init"
+printf '#!/bin/sh\necho "mkinitramfs: cannot build" >&2\nexit 1\n' >"$T/top/boot/mkinitramfs.sh"
+chmod +x "$T/top/boot/mkinitramfs.sh"
+script initrd "SERIES_TOP=$T/top SERIES_WORK=$T/initrd-work
+INITRD=\$(test_initramfs)
+echo \"booting with \$INITRD\""
+out=$("$T/initrd" 2>&1) && rc=0 || rc=$?
+check_eq "a failed initramfs build fails the script" 1 "$rc"
+check "... with the builder's message" grep -q 'mkinitramfs: cannot build' <<<"$out"
+check "... and no path to boot with" bash -c "! grep -q 'booting with' <<<'$out'"
+
 script beats 'exec {HEARTBEAT_FD}>&1
 slow() { echo "compiling foo.c" >"$1"; sleep 2.5; return 7; }
 with_heartbeat "step of X" "$2" slow "$2" && rc=0 || rc=$?

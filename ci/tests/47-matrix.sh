@@ -97,6 +97,26 @@ write_matrix
 check "the summary counts a failed b4 stage" grep -q 'failed: 1 (checks: 0, build/boot/tests: 0, b4: 1)' <<<"$(summary_line)"
 check_eq "every verdict is ok when only b4 failed" "ok ok ok" "$(tail -n +2 "$RESULTS/matrix.tsv" | awk -F'\t' '{ print $NF }' | paste -sd' ')"
 
+# A step that fails inside a stage (here a cp into the point's directory)
+# stops the job and names the command; called under 'if !' or '||' it
+# would pass unseen and the point would read ok.
+cat >"$T/stage-fails.sh" <<EOF
+set -euo pipefail
+. "$SERIES_TOP/ci/bisect-boot.sh" --no-such-option-when-sourced
+RESULTS=$T/run
+add_point HEAD 1 1
+stage_build() { cp "$T/no-such-file" "\$2/"; STAGE_OK=yes; }
+stage_boot() { STAGE_OK=yes; }
+stage_evaluate() { STAGE_OK=yes; }
+stage_debug_boot() { STAGE_OK=yes; }
+run_point 0
+echo "run_point went on: \$POINT_OK"
+EOF
+out=$(bash "$T/stage-fails.sh" 2>&1) && rc=0 || rc=$?
+check_eq "a step that fails inside a stage stops the job" 1 "$rc"
+check "the message names the failed command" grep -q "error: cp .*no-such-file.* failed with status 1" <<<"$out"
+check "the point did not go on as if it had passed" bash -c "! grep -q 'run_point went on' <<<'$out'"
+
 # All good.
 B4_FAILED=0
 check_eq "nothing failed: 0 failed stages" 0 "$(failed_stages)"
