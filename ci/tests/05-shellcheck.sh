@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# shellcheck -x at severity warning over every shell script of the
-# repository (boot/init, busybox ash, as dash): each clean, the findings
-# shown when not.
+# Every shell script of the repository passes shellcheck -x at severity
+# warning (boot/init, busybox ash, as dash); the findings are shown
+# when one does not.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
