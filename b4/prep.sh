@@ -52,22 +52,23 @@ SENDER=
 GET_MAINTAINER=$SERIES_TOP/b4/get-maintainer.sh
 GET_MAINTAINER_OPTS="--nogit --nogit-fallback --nogit-chief-penguins --norolestats"
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--tested-with) TESTED=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--cover) COVER=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--series) SERIES=${2:?}; OPT_TAKES=2 ;;
+	--out) OUT=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--maintainers) LOCAL_MAINTAINERS=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--topics) TOPICS=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--draft) DRAFT=yes ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 parse_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--tested-with) TESTED=$(realpath -m "${2:?}"); shift ;;
-		--cover) COVER=$(realpath -m "${2:?}"); shift ;;
-		--series) SERIES=${2:?}; shift ;;
-		--out) OUT=$(realpath -m "${2:?}"); shift ;;
-		--maintainers) LOCAL_MAINTAINERS=$(realpath -m "${2:?}"); shift ;;
-		--topics) TOPICS=$(realpath -m "${2:?}"); shift ;;
-		--draft) DRAFT=yes ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 }
 
 check_cover() {

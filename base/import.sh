@@ -20,17 +20,18 @@ set -euo pipefail
 TARBALL=
 VERSION=
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--version) VERSION=${2:?--version needs a version}; OPT_TAKES=2 ;;
+	--tarball) TARBALL=$(realpath -m "${2:?--tarball needs a file}"); OPT_TAKES=2 ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 parse_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--version) VERSION=${2:?--version needs a version}; shift ;;
-		--tarball) TARBALL=$(realpath -m "${2:?--tarball needs a file}"); shift ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	[ -z "$TARBALL" ] || [ -n "$VERSION" ] || die "--tarball needs --version"
 }
 

@@ -46,18 +46,20 @@ debug_groups() {
 	sed -n 's/^# profile debug:[[:space:]]*//p' "$EXPECTED" | head -n 1
 }
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--expected) EXPECTED=$(realpath "${2:?}"); OPT_TAKES=2 ;;
+	--profile) PROFILE=${2:?}; OPT_TAKES=2 ;;
+	-*) OPT_TAKES=0 ;;
+	*) args+=("$1") ;;
+	esac
+}
+
 main() {
 	local dir="" col="" args=()
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--expected) EXPECTED=$(realpath "${2:?}"); shift ;;
-		--profile) PROFILE=${2:?}; shift ;;
-		-*) die "unknown argument '$1' (see --help)" ;;
-		*) args+=("$1") ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	[ ${#args[@]} -eq 2 ] || die "usage: boot/evaluate.sh DIR COLUMN"
 	case "$PROFILE" in fast | debug) ;; *) die "--profile must be fast or debug" ;; esac
 	dir=${args[0]}

@@ -14,17 +14,18 @@ OUT=
 INIT=$SERIES_TOP/boot/init
 GUEST_TOOLS=(/sbin/mke2fs /sbin/mkfs.xfs)
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--out) OUT=$(realpath -m "${2:?--out needs a file}"); OPT_TAKES=2 ;;
+	--init) INIT=$(realpath -m "${2:?--init needs a file}"); OPT_TAKES=2 ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 parse_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--out) OUT=$(realpath -m "${2:?--out needs a file}"); shift ;;
-		--init) INIT=$(realpath -m "${2:?--init needs a file}"); shift ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	[ -n "$OUT" ] || die "--out FILE is required"
 	[ -f "$INIT" ] || die "init $INIT not found"
 }

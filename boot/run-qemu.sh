@@ -39,22 +39,24 @@ DEBUG_EXIT_OK=33
 MAIN_SIZE=512M
 FAULTY_SIZE=128M
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--kernel) KERNEL=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--initrd) INITRD=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--out) OUT=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--timeout) TIMEOUT=${2:?}; OPT_TAKES=2 ;;
+	--accel) ACCEL=${2:?}; OPT_TAKES=2 ;;
+	--qemu-arg) EXTRA_ARGS+=("${2:?}"); OPT_TAKES=2 ;;
+	--cmdline) CMDLINE_ARGS+=("${2:?}"); OPT_TAKES=2 ;;
+	--profile) PROFILE=${2:?}; OPT_TAKES=2 ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 parse_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--kernel) KERNEL=$(realpath -m "${2:?}"); shift ;;
-		--initrd) INITRD=$(realpath -m "${2:?}"); shift ;;
-		--out) OUT=$(realpath -m "${2:?}"); shift ;;
-		--timeout) TIMEOUT=${2:?}; shift ;;
-		--accel) ACCEL=${2:?}; shift ;;
-		--qemu-arg) EXTRA_ARGS+=("${2:?}"); shift ;;
-		--cmdline) CMDLINE_ARGS+=("${2:?}"); shift ;;
-		--profile) PROFILE=${2:?}; shift ;;
-		*) die "unknown argument '$1' (see --help)" ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	[ -n "$KERNEL" ] && [ -n "$INITRD" ] && [ -n "$OUT" ] ||
 		die "--kernel, --initrd and --out are required"
 	[ -r "$KERNEL" ] || die "kernel $KERNEL not found"

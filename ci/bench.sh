@@ -149,20 +149,21 @@ run_touch_bench() {
 	RESULTS=$("$SERIES_TOP/ci/bisect-boot.sh" --no-install --work "$SERIES_WORK" --topics "$tmp/topics.txt" | tail -n 1)
 }
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--results) RESULTS=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--warm) WARM=yes ;;
+	--driver) DRIVER=yes ;;
+	--rounds) ROUNDS=${2:?}; OPT_TAKES=2; [ "$ROUNDS" -ge 2 ] 2>/dev/null || die "--rounds needs a number >= 2: the noise is the spread between rounds" ;;
+	--touch) TOUCH=yes ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 main() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--results) RESULTS=$(realpath -m "${2:?}"); shift ;;
-		--warm) WARM=yes ;;
-		--driver) DRIVER=yes ;;
-		--rounds) ROUNDS=${2:?}; shift; [ "$ROUNDS" -ge 2 ] 2>/dev/null || die "--rounds needs a number >= 2: the noise is the spread between rounds" ;;
-		--touch) TOUCH=yes ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	if [ "$DRIVER" = yes ]; then
 		run_driver_bench
 		return 0

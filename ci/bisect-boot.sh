@@ -47,25 +47,26 @@ declare -a POINT_REV=() POINT_COL=() POINT_LABEL=()
 RESULTS=
 FAILED_POINTS=0 CHECKS_FAILED=0 B4_FAILED=0
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--point) POINT_ARGS+=("${2:?--point needs a revision}"); OPT_TAKES=2 ;;
+	--no-reference) REFERENCE=no ;;
+	--no-checks) CHECKS=no ;;
+	--no-b4) B4=no ;;
+	--no-install) INSTALL=no ;;
+	--keep-images) KEEP_IMAGES=yes ;;
+	--topics) TOPICS_ARGS=(--topics "$(realpath -m "${2:?}")"); OPT_TAKES=2 ;;
+	--accel) ACCEL=${2:?}; OPT_TAKES=2 ;;
+	--timeout) TIMEOUT=${2:?}; OPT_TAKES=2 ;;
+	--bisect-run) BISECT_RUN=yes ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 parse_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--point) POINT_ARGS+=("${2:?--point needs a revision}"); shift ;;
-		--no-reference) REFERENCE=no ;;
-		--no-checks) CHECKS=no ;;
-		--no-b4) B4=no ;;
-		--no-install) INSTALL=no ;;
-		--keep-images) KEEP_IMAGES=yes ;;
-		--topics) TOPICS_ARGS=(--topics "$(realpath -m "${2:?}")"); shift ;;
-		--accel) ACCEL=${2:?}; shift ;;
-		--timeout) TIMEOUT=${2:?}; shift ;;
-		--bisect-run) BISECT_RUN=yes ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 }
 
 progress() {

@@ -15,19 +15,20 @@ set -euo pipefail
 
 REV='' FRAGMENT=$SERIES_TOP/boot/guest.config NAME='' MAKE_ARGS=''
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--rev) REV=${2:?}; OPT_TAKES=2 ;;
+	--config) FRAGMENT=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--name) NAME=${2:?}; OPT_TAKES=2 ;;
+	--make-args) MAKE_ARGS=${2?}; OPT_TAKES=2 ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 parse_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--rev) REV=${2:?}; shift ;;
-		--config) FRAGMENT=$(realpath -m "${2:?}"); shift ;;
-		--name) NAME=${2:?}; shift ;;
-		--make-args) MAKE_ARGS=${2?}; shift ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	[ -n "$REV" ] || die "--rev is required"
 	[ -r "$FRAGMENT" ] || die "config fragment $FRAGMENT not found"
 	[ -n "$NAME" ] || NAME=$(basename "$FRAGMENT" .config)

@@ -29,19 +29,20 @@ RESULTS=
 CHECKS=(build sparse ppc64le cocci checkpatch hygiene)
 FOUND=0
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--results) RESULTS=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--checks) IFS=, read -r -a CHECKS <<<"${2:?}"; OPT_TAKES=2 ;;
+	--cache-key) print_cache_keys "${2:?}"; exit 0 ;;
+	-*) OPT_TAKES=0 ;;
+	*) RANGE=$1 ;;
+	esac
+}
+
 parse_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--results) RESULTS=$(realpath -m "${2:?}"); shift ;;
-		--checks) IFS=, read -r -a CHECKS <<<"${2:?}"; shift ;;
-		--cache-key) print_cache_keys "${2:?}"; exit 0 ;;
-		-*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		*) RANGE=$1 ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 }
 
 # check_inputs CHECK: every file that defines CHECK's verdict: its script,

@@ -63,16 +63,18 @@ TOOLS=(
 	"$LINUX_SOURCE_PKG.tar.xz $LINUX_SOURCE_PKG check_linux_source"
 )
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--verbose) VERBOSE=yes ;;
+	--packages) covered_packages; exit 0 ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 parse_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--verbose) VERBOSE=yes ;;
-		--packages) covered_packages; exit 0 ;;
-		*) die "unknown argument '$1' (see --help)" ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 }
 
 covered_packages() {

@@ -12,18 +12,19 @@ set -euo pipefail
 
 ONTO='' PATCH='' REF=''
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--onto) ONTO=${2:?}; OPT_TAKES=2 ;;
+	--patch) PATCH=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--ref) REF=${2:?}; OPT_TAKES=2 ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 main() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--onto) ONTO=${2:?}; shift ;;
-		--patch) PATCH=$(realpath -m "${2:?}"); shift ;;
-		--ref) REF=${2:?}; shift ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	[ -n "$ONTO" ] && [ -n "$PATCH" ] && [ -n "$REF" ] || die "--onto, --patch and --ref are required"
 	[ -f "$PATCH" ] || die "patch $PATCH not found"
 	case "$REF" in refs/*) ;; *) die "--ref must be a full ref name (refs/...)" ;; esac

@@ -80,17 +80,19 @@ install_missing() {
 	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${todo[@]}"
 }
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--list) list=yes ;;
+	--no-check) check=no ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 main() {
 	local list=no check=yes
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--list) list=yes ;;
-		--no-check) check=no ;;
-		*) die "unknown argument '$1' (see --help)" ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	drop_packages
 	if [ "$list" = yes ]; then
 		printf '%s\n' "${PACKAGES[@]}"

@@ -29,18 +29,19 @@ declare -a TOPIC_NAMES=()
 declare -A TOPIC_PARENT=() TOPIC_PATCHES=() TOPIC_LINE=()
 declare -A NEW_REF=()
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--topics) TOPICS_FILE=$(realpath -m "${2:?--topics needs a file}"); OPT_TAKES=2 ;;
+	--onto) ONTO=${2:?--onto needs a tag}; OPT_TAKES=2 ;;
+	--unmerge) UNMERGE_PATCH=$(realpath -m "${2:?--unmerge needs a file}"); OPT_TAKES=2 ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 parse_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--topics) TOPICS_FILE=$(realpath -m "${2:?--topics needs a file}"); shift ;;
-		--onto) ONTO=${2:?--onto needs a tag}; shift ;;
-		--unmerge) UNMERGE_PATCH=$(realpath -m "${2:?--unmerge needs a file}"); shift ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 }
 
 # Resolve a patch path from the topic list: relative to the repository top.

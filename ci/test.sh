@@ -18,17 +18,18 @@ set -euo pipefail
 
 QUICK=no INSTALL=yes
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--quick) QUICK=yes ;;
+	--no-install) INSTALL=no ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 main() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--quick) QUICK=yes ;;
-		--no-install) INSTALL=no ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	export SERIES_WORK QUICK
 	if [ "$INSTALL" = yes ]; then
 		"$SERIES_TOP/ci/install-deps.sh" || die "ci/install-deps.sh failed: the packages above are missing"

@@ -30,18 +30,20 @@ run_rule() {
 	[ -z "${COCCI_WHICH:-}" ] || printf '%s\n' "$rule" >>"$COCCI_WHICH"
 }
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--rules) RULE_DIRS+=("$(realpath "${2:?}")"); OPT_TAKES=2 ;;
+	-j) JOBS=${2:?}; OPT_TAKES=2 ;;
+	--which) COCCI_WHICH=$(realpath -m "${2:?}"); : >"$COCCI_WHICH"; OPT_TAKES=2 ;;
+	-*) OPT_TAKES=0 ;;
+	*) FILES+=("$1") ;;
+	esac
+}
+
 main() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		-h | --help) usage_from_header "$0"; exit 0 ;;
-		--rules) RULE_DIRS+=("$(realpath "${2:?}")"); shift ;;
-		-j) JOBS=${2:?}; shift ;;
-		--which) COCCI_WHICH=$(realpath -m "${2:?}"); : >"$COCCI_WHICH"; shift ;;
-		-*) die "unknown argument '$1' (see --help)" ;;
-		*) FILES+=("$1") ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	[ ${#FILES[@]} -gt 0 ] || die "usage: cocci/run.sh FILE..."
 	[ ${#RULE_DIRS[@]} -gt 0 ] || RULE_DIRS=("$SERIES_TOP/cocci")
 	need_cmds spatch

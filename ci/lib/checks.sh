@@ -13,18 +13,19 @@
 CHECK_NAME=$(basename "$0" .sh)
 CHECK_COMMIT='' CHECK_PARENT='' CHECK_OUT=''
 
+# own_option ARG...: this script's own options (see parse_options, common.sh)
+# shellcheck disable=SC2034 # parse_options reads OPT_TAKES
+own_option() {
+	case "$1" in
+	--commit) CHECK_COMMIT=${2:?}; OPT_TAKES=2 ;;
+	--parent) CHECK_PARENT=${2:?}; OPT_TAKES=2 ;;
+	--out) CHECK_OUT=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	*) OPT_TAKES=0 ;;
+	esac
+}
+
 parse_check_args() {
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--commit) CHECK_COMMIT=${2:?}; shift ;;
-		--parent) CHECK_PARENT=${2:?}; shift ;;
-		--out) CHECK_OUT=$(realpath -m "${2:?}"); shift ;;
-		*) common_option "$@" || die "unknown argument '$1' (see --help)"
-			shift "$COMMON_SHIFT"
-			continue ;;
-		esac
-		shift
-	done
+	parse_options own_option "$@"
 	[ -n "$CHECK_COMMIT" ] && [ -n "$CHECK_PARENT" ] && [ -n "$CHECK_OUT" ] ||
 		die "--commit, --parent and --out are required"
 	mkdir -p "$CHECK_OUT"

@@ -33,21 +33,34 @@ usage_from_header() {
 	sed -n '2,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' "$1"
 }
 
-# common_option ARG...: the options every entry point with a work
-# directory takes: -h/--help (the script's header, then exit 0) and
-# --work DIR (SERIES_WORK, exported to what the script runs). Sets
-# COMMON_SHIFT to the number of arguments used; returns 1 for any other.
-#	*) common_option "$@" || die "unknown argument '$1' (see --help)"
-#		shift "$COMMON_SHIFT"
-#		continue ;;
+# parse_options HANDLER ARG...: the option loop of every entry point.
+# HANDLER gets the arguments from the current one on; it takes the
+# script's own options and sets OPT_TAKES to the number of arguments it
+# used (1 unless it says otherwise), or to 0 for one that is not its own
+# (its last case: '*) OPT_TAKES=0 ;;'). A script with operands takes them
+# in HANDLER too ('-*) OPT_TAKES=0 ;;' then '*) ...'). What HANDLER leaves
+# is common_option's, or refused by name. HANDLER runs with set -e in force.
+parse_options() {
+	local handler=$1
+	shift
+	while [ $# -gt 0 ]; do
+		OPT_TAKES=1
+		"$handler" "$@"
+		[ "$OPT_TAKES" -gt 0 ] || common_option "$@" || die "unknown argument '$1' (see --help)"
+		shift "$OPT_TAKES"
+	done
+}
+
+# common_option ARG...: the options every entry point takes: -h/--help
+# (the script's header, then exit 0) and --work DIR (SERIES_WORK,
+# exported to what the script runs); returns 1 for any other.
 common_option() {
 	case "$1" in
 	-h | --help) usage_from_header "$0"; exit 0 ;;
 	--work)
 		[ -n "${2:-}" ] || die "--work needs a directory"
 		SERIES_WORK=$(realpath -m "$2")
-		# shellcheck disable=SC2034 # the caller shifts by it
-		COMMON_SHIFT=2 ;;
+		OPT_TAKES=2 ;;
 	*) return 1 ;;
 	esac
 }

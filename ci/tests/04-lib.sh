@@ -32,20 +32,19 @@ for how in end die; do
 done
 check_eq "a script that died still exits 1" 1 "$rc"
 
-script opts 'while [ $# -gt 0 ]; do
+script opts 'own_option() {
 	case "$1" in
 	--flag) echo flag ;;
-	*) common_option "$@" || die "unknown argument '\''$1'\'' (see --help)"
-		shift "$COMMON_SHIFT"
-		continue ;;
+	--value) echo "value $2"; OPT_TAKES=2 ;;
+	*) OPT_TAKES=0 ;;
 	esac
-	shift
-done
+}
+parse_options own_option "$@"
 bash -c '\''echo "child sees $SERIES_WORK"'\'''
-sed -i '2i # Usage: opts [--flag] [--work DIR]' "$T/opts"
-check_eq "--work reaches the scripts it runs, as an absolute path" "flag|child sees $T/w" \
-	"$(cd "$T" && ./opts --flag --work w 2>&1 | paste -sd'|')"
-check_eq "--help prints the header" "Usage: opts [--flag] [--work DIR]" "$("$T/opts" --help 2>&1)"
+sed -i '2i # Usage: opts [--flag] [--value V] [--work DIR]' "$T/opts"
+check_eq "own options, --work and its value, in any order; --work reaches the scripts it runs, absolute" \
+	"flag|value v|child sees $T/w" "$(cd "$T" && ./opts --flag --work w --value v 2>&1 | paste -sd'|')"
+check_eq "--help prints the header" "Usage: opts [--flag] [--value V] [--work DIR]" "$("$T/opts" --help 2>&1)"
 check_fails "--work without a directory is refused, by name" "--work needs a directory" "$T/opts" --work
 check_fails "an unknown option is refused" "unknown argument '--nope'" "$T/opts" --nope
 
