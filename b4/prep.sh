@@ -127,7 +127,7 @@ matches_a_file() {
 results_accelerator() {
 	local used
 	used=$(cat "$1/accelerator" 2>/dev/null ||
-		cat "$1"/points/*/accel 2>/dev/null | sort -u | paste -sd/)
+		cat "$1"/points/*/accel 2>/dev/null | sort -u | paste -sd/ || true)
 	[ -n "$used" ] || return 1
 	printf '%s\n' "$used"
 }
@@ -137,7 +137,7 @@ results_accelerator() {
 results_qemu_version() {
 	local used
 	used=$(cat "$1/qemu-version" 2>/dev/null ||
-		cat "$1"/points/*/qemu-version 2>/dev/null | sort -u | paste -sd/)
+		cat "$1"/points/*/qemu-version 2>/dev/null | sort -u | paste -sd/ || true)
 	[ -n "$used" ] || used=$("$QEMU_BIN" --version | head -n 1 | sed 's/ *Copyright.*//')
 	printf '%s\n' "$used"
 }

@@ -172,7 +172,7 @@ main() {
 			tail -n 5 "$OUT/qemu.log" 2>/dev/null || true
 		fi
 	} >"$OUT/boot.status"
-	[ "$status" = ok ]
+	[ "$status" = ok ] || exit 1
 }
 
 main "$@"

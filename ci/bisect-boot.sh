@@ -153,14 +153,14 @@ stage_build() {
 # the cached one's (a cached boot keeps what it proved), e.g. "tcg".
 accelerator_used() {
 	local used
-	used=$(cat "$RESULTS"/points/*/accel 2>/dev/null | sort -u | paste -sd/)
+	used=$(cat "$RESULTS"/points/*/accel 2>/dev/null | sort -u | paste -sd/ || true)
 	printf '%s\n' "${used:-none}"
 }
 
 # The QEMU that ran the boots, in the same way.
 qemu_version_used() {
 	local used
-	used=$(cat "$RESULTS"/points/*/qemu-version 2>/dev/null | sort -u | paste -sd/)
+	used=$(cat "$RESULTS"/points/*/qemu-version 2>/dev/null | sort -u | paste -sd/ || true)
 	printf '%s\n' "${used:-unknown}"
 }
 
@@ -171,7 +171,7 @@ qemu_version() {
 # RESULTS/accelerator and RESULTS/qemu-version, from every boot of the run,
 # cached or not (b4/prep.sh names them in the cover letter).
 write_boot_facts() {
-	[ -n "$(cat "$RESULTS"/points/*/accel 2>/dev/null)" ] || return 0
+	[ -n "$(cat "$RESULTS"/points/*/accel 2>/dev/null || true)" ] || return 0
 	accelerator_used >"$RESULTS/accelerator"
 	qemu_version_used >"$RESULTS/qemu-version"
 }
@@ -528,7 +528,7 @@ main() {
 	printf 'total\ttotal\tok (%ss)\n' "$(elapsed_since "$start")" >>"$RESULTS/progress.tsv"
 	printf 'total time: %ss\n' "$(elapsed_since "$start")"
 	printf '%s\n' "$RESULTS"
-	[ "$(failed_stages)" -eq 0 ]
+	[ "$(failed_stages)" -eq 0 ] || exit 1
 }
 
 # Sourced (ci/tests/47-matrix.sh tests the matrix and summary functions), it

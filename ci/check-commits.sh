@@ -180,7 +180,7 @@ main() {
 	printf 'checked %d commits in %ss; new findings: %s\n' "${#commits[@]}" "$(elapsed_since "$start")" \
 		"$([ "$FOUND" = 0 ] && echo none || echo yes)"
 	printf '%s\n' "$RESULTS"
-	[ "$FOUND" = 0 ]
+	[ "$FOUND" = 0 ] || exit 1
 }
 
 main "$@"

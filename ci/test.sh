@@ -56,7 +56,7 @@ main() {
 	done <"$results"
 	rm -f "$results"
 	printf '%d passed, %d failed\n' "$pass" "$failed"
-	[ "$failed" -eq 0 ]
+	[ "$failed" -eq 0 ] || exit 1
 }
 
 main "$@"

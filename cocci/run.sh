@@ -60,7 +60,7 @@ main() {
 	fi
 	[ -n "$out" ] || return 0
 	printf '%s\n' "$out"
-	return 1
+	exit 1
 }
 
 main "$@"
