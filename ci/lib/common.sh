@@ -272,9 +272,11 @@ build_jobs() {
 # (Debian's /usr/lib/ccache), whose cache outlives work directories
 # (SERIES_CCACHE_DIR, default ~/.cache/ccache); paths under the work
 # directory are rewritten relative (CCACHE_BASEDIR), and kbuild's version
-# stamp is fixed, so identical sources and config give identical objects
-# whatever the work directory, and a fresh clone's cold build hits what an
-# earlier one compiled. SERIES_CCACHE=no turns it off.
+# stamp is fixed (time, user, host and the link count '#N', which every
+# relink would bump), so identical sources and config give identical
+# objects and bzImages whatever the work directory: a fresh clone's cold
+# build hits what an earlier one compiled, and a rebuilt kernel keeps its
+# boot cache entry. SERIES_CCACHE=no turns ccache off.
 kmake() {
 	local path=$PATH
 	if [ "${SERIES_CCACHE:-yes}" != no ] && [ -d /usr/lib/ccache ] && command -v ccache >/dev/null 2>&1; then
@@ -282,7 +284,7 @@ kmake() {
 	fi
 	PATH=$path CCACHE_DIR=${SERIES_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache} \
 		CCACHE_BASEDIR=$SERIES_WORK CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${SERIES_CCACHE_SIZE:-8G} \
-		KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_USER=series \
+		KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSION=1 KBUILD_BUILD_USER=series \
 		KBUILD_BUILD_HOST=virtio-pmem make "$@"
 }
 
