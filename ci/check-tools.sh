@@ -58,6 +58,7 @@ TOOLS=(
 	"python3-ply python3-ply check_python_ply"
 	"python3-git python3-git check_python_git"
 	"ccache ccache check_ccache"
+	"distcc distcc check_distcc"
 	"mmdebstrap mmdebstrap check_mmdebstrap"
 	"shellcheck shellcheck check_shellcheck"
 	"$LINUX_SOURCE_PKG.tar.xz $LINUX_SOURCE_PKG check_linux_source"
@@ -317,6 +318,10 @@ check_python_git() {
 
 check_ccache() {
 	have ccache "$2" && runs "$1" "$2" ccache --version
+}
+
+check_distcc() {
+	have distcc "$2" && runs "$1" "$2" distcc --version && have distccd "$2" && runs distccd "$2" distccd --version
 }
 
 check_mmdebstrap() {

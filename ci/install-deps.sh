@@ -5,7 +5,8 @@
 # kernel source and build tools (and the ppc64le cross compiler of the
 # ppc64le check), QEMU, busybox, filesystem tools, sparse,
 # coccinelle with the OCaml compiler and the libpython its script rules
-# need, b4, and the test suite's own tools (mmdebstrap, shellcheck).
+# need, b4, distcc (builds on other hosts when DISTCC_HOSTS is set), and the
+# test suite's own tools (mmdebstrap, shellcheck).
 # Packages already present are left alone, so a second run costs only the
 # dpkg query. Then it runs the tool smoke test, ci/check-tools.sh (a few
 # seconds), so a package that is missing or broken is named now, not an
@@ -30,7 +31,7 @@ PACKAGES=(
 	cpio xz-utils file kmod python3 perl git git-filter-repo
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs
 	sparse coccinelle ocaml-nox libpython3-dev b4 util-linux python3-ply python3-git
-	mmdebstrap ccache shellcheck gcc-powerpc64le-linux-gnu
+	mmdebstrap ccache shellcheck distcc
 )
 
 # Take SERIES_DROP_PACKAGE's packages out of PACKAGES.

@@ -264,8 +264,20 @@ config_fragment() {
 	printf '%s\n' "$f"
 }
 
+# make's -j: the cores here plus one, or, with distcc hosts, what they
+# take (distcc -j) plus the cores here
 build_jobs() {
-	echo $(($(nproc) + 1))
+	if distcc_on; then
+		echo $(($(distcc -j) + $(nproc)))
+	else
+		echo $(($(nproc) + 1))
+	fi
+}
+
+# DISTCC_HOSTS (distcc's own variable, e.g. "build1/8 build2/8") sends
+# compiles to those distccd hosts
+distcc_on() {
+	[ -n "${DISTCC_HOSTS:-}" ] && command -v distcc >/dev/null 2>&1
 }
 
 # kmake ARG...: make for a kernel build. Compilers go through ccache
@@ -276,13 +288,18 @@ build_jobs() {
 # relink would bump), so identical sources and config give identical
 # objects and bzImages whatever the work directory: a fresh clone's cold
 # build hits what an earlier one compiled, and a rebuilt kernel keeps its
-# boot cache entry. SERIES_CCACHE=no turns ccache off.
+# boot cache entry. SERIES_CCACHE=no turns ccache off. With DISTCC_HOSTS,
+# what ccache does not have is compiled on those hosts (ccache's prefix
+# command; distcc alone without ccache).
 kmake() {
-	local path=$PATH
+	local path=$PATH prefix=""
 	if [ "${SERIES_CCACHE:-yes}" != no ] && [ -d /usr/lib/ccache ] && command -v ccache >/dev/null 2>&1; then
 		path=/usr/lib/ccache:$PATH
+		! distcc_on || prefix=distcc
+	elif distcc_on; then
+		path=/usr/lib/distcc:$PATH
 	fi
-	PATH=$path CCACHE_DIR=${SERIES_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache} \
+	PATH=$path CCACHE_PREFIX=$prefix CCACHE_DIR=${SERIES_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache} \
 		CCACHE_BASEDIR=$SERIES_WORK CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${SERIES_CCACHE_SIZE:-8G} \
 		KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSION=1 KBUILD_BUILD_USER=series \
 		KBUILD_BUILD_HOST=virtio-pmem make "$@"

@@ -1,6 +1,8 @@
 # shellcheck shell=bash
-# Tiny test helpers for ci/tests/*.sh. Each check prints one line; the
-# runner (ci/test.sh) adds up the counts from T_RESULTS.
+# Tiny test helpers for ci/tests/*.sh. Each check prints one line and adds
+# its count to T_RESULTS at once, so a file that dies midway (set -e) keeps
+# what it counted; the runner (ci/test.sh) adds them up, plus one failure
+# for the file that exited non-zero.
 
 T_PASS=0
 T_FAIL=0
@@ -11,11 +13,13 @@ set +E
 
 pass() {
 	T_PASS=$((T_PASS + 1))
+	printf '1 0\n' >>"${T_RESULTS:-/dev/null}"
 	printf 'ok   %s\n' "$1"
 }
 
 fail() {
 	T_FAIL=$((T_FAIL + 1))
+	printf '0 1\n' >>"${T_RESULTS:-/dev/null}"
 	printf 'FAIL %s\n' "$1"
 	[ -z "${2:-}" ] || printf '     %s\n' "$2"
 }
@@ -65,8 +69,9 @@ make_fixture_tarball() {
 	rm -rf "$src"
 }
 
+# The file's own tally (the counts are already in T_RESULTS).
 finish_test_file() {
-	printf '%s %s\n' "$T_PASS" "$T_FAIL" >>"${T_RESULTS:-/dev/null}"
+	printf '# %s: %d passed, %d failed\n' "${0##*/}" "$T_PASS" "$T_FAIL"
 }
 
 # path_without DIR CMD...: fills DIR with links to every command on PATH but

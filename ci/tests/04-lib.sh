@@ -71,4 +71,18 @@ check "a heartbeat line names the step and the log's last line" \
 	grep -q '^  \.\.\. step of X: [0-9]*s so far; compiling foo.c$' <<<"$out"
 check_eq "with_heartbeat returns the step's status" "status 7" "$(tail -n 1 <<<"$out")"
 
+# The test library: a test file that dies midway keeps what it counted.
+cat >"$T/dies.sh" <<EOF
+set -euo pipefail
+. "$SERIES_TOP/ci/lib/testlib.sh"
+pass "one"
+fail "two"
+false
+pass "never"
+EOF
+: >"$T/counts"
+T_RESULTS=$T/counts bash "$T/dies.sh" >/dev/null 2>&1 || true
+check_eq "a test file that dies midway keeps its counts (1 passed, 1 failed)" "1 1" \
+	"$(awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }' "$T/counts")"
+
 finish_test_file
