@@ -38,16 +38,14 @@ RESULTS='' WARM=no DRIVER=no TOUCH=no ROUNDS=3
 DRIVER_KEYS=(fsync_p50_us fsync_p99_us flushes_per_s_1 flushes_per_s_8 flushes_per_s_64
 	dax_write_mib_s dax_read_mib_s)
 
-seconds_of() {
-	sed -nE 's/.*\(([0-9.]+)s.*/\1/p; s/.*booted in ([0-9.]+)s.*/\1/p' | head -n 1
-}
 
 stage_table() {
 	local dir=$1
 	printf '%-36s %-8s %10s  %s\n' point stage seconds note
-	while IFS=$'\t' read -r label stage result; do
-		printf '%-36s %-8s %10s  %s\n' "$label" "$stage" "$(seconds_of <<<"$result")" \
-			"$(grep -o 'cached' <<<"$result" || true)"
+	while IFS=$'\t' read -r label stage seconds text; do
+		# results from before the seconds column: three columns
+		[[ $seconds =~ ^([0-9.]+|-)$ ]] || { text=$seconds seconds=-; }
+		printf '%-36s %-8s %10s  %s\n' "$label" "$stage" "$seconds" "$(grep -o 'cached' <<<"$text" || true)"
 	done <"$dir/progress.tsv"
 }
 

@@ -69,9 +69,11 @@ parse_args() {
 	parse_options own_option "$@"
 }
 
+# progress LABEL STAGE TEXT [SECONDS]: a line on the terminal, and a row of
+# RESULTS/progress.tsv: label, stage, seconds (- when none), text
 progress() {
 	printf '%-34s %-8s %s\n' "$1" "$2" "$3"
-	[ -z "${RESULTS:-}" ] || printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$RESULTS/progress.tsv"
+	[ -z "${RESULTS:-}" ] || printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${4:--}" "$3" >>"$RESULTS/progress.tsv"
 }
 
 add_point() {
@@ -134,19 +136,21 @@ boot_cache_dir() {
 }
 
 stage_build() {
-	local i=$1 dir=$2 start kernel
+	local i=$1 dir=$2 start kernel secs
 	STAGE_OK=no
 	start=$(now_s)
 	if kernel=$(with_heartbeat "build of $(point_name "$i")" "$dir/build.log" \
 		"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "${POINT_REV[$i]}" 2>"$dir/build.log"); then
 		KERNEL=$kernel
 		printf 'ok\n' >"$dir/build.result"
-		progress "$(point_name "$i")" build "ok ($(elapsed_since "$start")s)"
+		secs=$(elapsed_since "$start")
+		progress "$(point_name "$i")" build "ok (${secs}s)" "$secs"
 		STAGE_OK=yes
 		return 0
 	fi
 	printf 'FAIL\n' >"$dir/build.result"
-	progress "$(point_name "$i")" build "FAIL ($(elapsed_since "$start")s): $(tail -n 1 "$dir/build.log")"
+	secs=$(elapsed_since "$start")
+	progress "$(point_name "$i")" build "FAIL (${secs}s): $(tail -n 1 "$dir/build.log")" "$secs"
 }
 
 # What ran the boots: the accelerator of every point's boot, this run's or
@@ -184,7 +188,7 @@ pick_accelerator() {
 }
 
 stage_boot() {
-	local i=$1 dir=$2 start cache status
+	local i=$1 dir=$2 start cache status secs
 	STAGE_OK=yes
 	start=$(now_s)
 	cache=$(boot_cache_dir "$KERNEL")
@@ -205,10 +209,12 @@ stage_boot() {
 	if [ "$status" = ok ]; then
 		mkdir -p "$cache"
 		cp "$dir"/{boot.status,boot.seconds,accel,qemu-version,token,console.log,tap.log,trace.log,host.tap} "$cache/"
-		progress "$(point_name "$i")" boot "ok ($(elapsed_since "$start")s, $(cat "$dir/accel"))"
+		secs=$(elapsed_since "$start")
+		progress "$(point_name "$i")" boot "ok (${secs}s, $(cat "$dir/accel"))" "$secs"
 		return 0
 	fi
-	progress "$(point_name "$i")" boot "FAIL: $status ($(elapsed_since "$start")s); console tail in $dir/boot.status"
+	secs=$(elapsed_since "$start")
+	progress "$(point_name "$i")" boot "FAIL: $status (${secs}s); console tail in $dir/boot.status" "$secs"
 	STAGE_OK=no
 }
 
@@ -245,7 +251,7 @@ is_debug_point() {
 }
 
 stage_debug_boot() {
-	local i=$1 dir=$2 ddir=$2/debug start cache status out
+	local i=$1 dir=$2 ddir=$2/debug start cache status out secs
 	STAGE_OK=yes
 	is_debug_point "$i" && [ -n "$KERNEL" ] || return 0
 	start=$(now_s)
@@ -266,9 +272,11 @@ stage_debug_boot() {
 		if [ "$status" = ok ]; then
 			mkdir -p "$cache"
 			cp "$ddir"/{boot.status,boot.seconds,accel,qemu-version,profile,token,console.log,tap.log,trace.log,qemu.log,host.tap} "$cache/"
-			progress "$(point_name "$i")" debug "ok ($(elapsed_since "$start")s, $(cat "$ddir/accel"))"
+			secs=$(elapsed_since "$start")
+			progress "$(point_name "$i")" debug "ok (${secs}s, $(cat "$ddir/accel"))" "$secs"
 		else
-			progress "$(point_name "$i")" debug "FAIL: $status ($(elapsed_since "$start")s); console tail in $ddir/boot.status"
+			secs=$(elapsed_since "$start")
+			progress "$(point_name "$i")" debug "FAIL: $status (${secs}s); console tail in $ddir/boot.status" "$secs"
 		fi
 	fi
 	status=$(head -n 1 "$ddir/boot.status")
@@ -323,14 +331,16 @@ show_check_lines() {
 stage_checks() {
 	[ "$CHECKS" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ] || return 0
 	[ -x "$SERIES_TOP/ci/check-commits.sh" ] || return 0
-	local start
+	local start secs
 	start=$(now_s)
 	# its line per commit and check, and its heartbeats, on the terminal too
 	if "$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" --results "$RESULTS/checks" \
 		base..series/v4 2>&1 | tee "$RESULTS/checks.log" | show_check_lines; then
-		progress "series (base..series/v4)" checks "ok ($(elapsed_since "$start")s)"
+		secs=$(elapsed_since "$start")
+		progress "series (base..series/v4)" checks "ok (${secs}s)" "$secs"
 	else
-		progress "series (base..series/v4)" checks "FAIL ($(elapsed_since "$start")s): see $RESULTS/checks.log"
+		secs=$(elapsed_since "$start")
+		progress "series (base..series/v4)" checks "FAIL (${secs}s): see $RESULTS/checks.log" "$secs"
 		CHECKS_FAILED=1
 	fi
 }
@@ -339,7 +349,7 @@ stage_checks() {
 # draft (b4/prep.sh --draft) when no sender identity is set.
 stage_b4() {
 	[ "$B4" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ] || return 0
-	local start draft=() kind=ok
+	local start secs draft=() kind=ok
 	start=$(now_s)
 	if [ "$FAILED_POINTS" -ne 0 ] || [ "$CHECKS_FAILED" -ne 0 ]; then
 		progress "series/v4" b4 "skipped: the series did not pass"
@@ -351,9 +361,11 @@ stage_b4() {
 	fi
 	if "$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK" --tested-with "$RESULTS" \
 		--out "$RESULTS/b4" "${draft[@]}" >"$RESULTS/b4.log" 2>&1; then
-		progress "series/v4" b4 "$kind ($(elapsed_since "$start")s): $(ls "$RESULTS/b4/mails" | wc -l) mails in $RESULTS/b4"
+		secs=$(elapsed_since "$start")
+		progress "series/v4" b4 "$kind (${secs}s): $(ls "$RESULTS/b4/mails" | wc -l) mails in $RESULTS/b4" "$secs"
 	else
-		progress "series/v4" b4 "FAIL ($(elapsed_since "$start")s): see $RESULTS/b4.log"
+		secs=$(elapsed_since "$start")
+		progress "series/v4" b4 "FAIL (${secs}s): see $RESULTS/b4.log" "$secs"
 		B4_FAILED=1
 	fi
 }
@@ -505,13 +517,14 @@ main() {
 	mkdir -p "$(results_root)"
 	RESULTS=$(results_root)/$(date -u +%Y%m%dT%H%M%SZ)
 	mkdir -p "$RESULTS"
-	local start i
+	local start i secs
 	start=$(now_s)
 	SERIES_LOCK_WAIT=${SERIES_LOCK_WAIT:-600} take_work_lock
 	# shellcheck disable=SC2034 # with_heartbeat (common.sh) writes to it
 	exec {HEARTBEAT_FD}>&1
 	prepare_mirror
-	printf 'prepare\tsetup\tok (%ss)\n' "$(elapsed_since "$start")" >>"$RESULTS/progress.tsv"
+	secs=$(elapsed_since "$start")
+	printf 'prepare\tsetup\t%s\tok (%ss)\n' "$secs" "$secs" >>"$RESULTS/progress.tsv"
 	if [ ${#POINT_ARGS[@]} -gt 0 ]; then collect_given_points; else collect_series_points; fi
 	build_initramfs
 	print_estimate
@@ -525,8 +538,9 @@ main() {
 	B4_FAILED=0
 	stage_b4
 	print_matrix
-	printf 'total\ttotal\tok (%ss)\n' "$(elapsed_since "$start")" >>"$RESULTS/progress.tsv"
-	printf 'total time: %ss\n' "$(elapsed_since "$start")"
+	secs=$(elapsed_since "$start")
+	printf 'total\ttotal\t%s\tok (%ss)\n' "$secs" "$secs" >>"$RESULTS/progress.tsv"
+	printf 'total time: %ss\n' "$secs"
 	printf '%s\n' "$RESULTS"
 	[ "$(failed_stages)" -eq 0 ] || exit 1
 }

@@ -34,6 +34,9 @@ check_eq "the matrix has base, every patch and the reference" "base $(seq -s' ' 
 check_eq "every point's verdict is ok" "$(printf 'ok %.0s' $(seq 1 $((n + 2))) | sed 's/ $//')" \
 	"$(tail -n +2 "$R/matrix.tsv" | awk -F'\t' '{ print $NF }' | paste -sd' ')"
 check "the accelerator is named" grep -qE '^(kvm|tcg)$' "$R/accelerator"
+check_eq "progress.tsv: every build, boot and the total have their seconds in a column of their own" "" \
+	"$(awk -F'\t' '$2 ~ /^(build|boot|total)$/ && $3 !~ /^[0-9]+(\.[0-9]+)?$/' "$R/progress.tsv")"
+check "progress.tsv has a row per build" test "$(awk -F'\t' '$2 == "build"' "$R/progress.tsv" | wc -l)" -eq "$((n + 2))"
 for point in "$R"/points/*; do
 	check "$(basename "$point") kept its build log, console and TAP" \
 		test -s "$point/build.log" -a -s "$point/console.log" -a -s "$point/tap.log"
