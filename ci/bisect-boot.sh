@@ -195,7 +195,8 @@ stage_boot() {
 	# An entry from before the QEMU version was kept cannot say what ran it.
 	if [ -f "$cache/boot.status" ] && [ -s "$cache/qemu-version" ] && [ -s "$cache/accel" ]; then
 		cp -r "$cache/." "$dir/"
-		progress "$(point_name "$i")" boot "ok (cached, booted in $(cat "$dir/boot.seconds")s, $(cat "$dir/accel"))"
+		progress "$(point_name "$i")" boot "ok (cached, booted in $(cat "$dir/boot.seconds")s, $(cat "$dir/accel"))" \
+			"$(elapsed_since "$start")"
 		return 0
 	fi
 	pick_accelerator
@@ -259,7 +260,8 @@ stage_debug_boot() {
 	cache=$(boot_cache_dir "$KERNEL")-debug
 	if [ -f "$cache/boot.status" ] && [ -s "$cache/qemu-version" ] && [ -s "$cache/accel" ]; then
 		cp -r "$cache/." "$ddir/"
-		progress "$(point_name "$i")" debug "ok (cached, booted in $(cat "$ddir/boot.seconds")s, $(cat "$ddir/accel"))"
+		progress "$(point_name "$i")" debug "ok (cached, booted in $(cat "$ddir/boot.seconds")s, $(cat "$ddir/accel"))" \
+			"$(elapsed_since "$start")"
 	else
 		pick_accelerator
 		with_heartbeat "debug boot of $(point_name "$i")" "$ddir/console.log" \
