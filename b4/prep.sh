@@ -16,10 +16,10 @@
 # replay made it), it enrolls the series for 'b4 prep' afresh on every run
 # with fork point base, revision 4 and the cover letter b4/cover-letter.txt,
 # whose @TESTED_WITH@ is filled from a ci/bisect-boot.sh results directory
-# (default: the newest complete one); To and Cc come from
-# scripts/get_maintainer.pl over the mirror's MAINTAINERS plus
-# MAINTAINERS.local. It writes, in the output
-# directory (default WORK/results/b4-<time>), printed last:
+# (default: WORK/results/bisect-boot/passed, the newest that passed); To
+# and Cc come from scripts/get_maintainer.pl over the mirror's MAINTAINERS
+# plus MAINTAINERS.local. It writes, in the output directory (default
+# WORK/results/b4/TIME, then b4/latest), printed last:
 #   mails/NNNN-*.eml   the series as 'b4 send -o' writes it
 #   v4.mbox            the same mails in one mbox, for b4 am / b4 shazam
 #   v4.patches.mbox    the patches without the cover, for git am
@@ -38,6 +38,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 . "$(dirname "$0")/../ci/lib/posting.sh"
+. "$(dirname "$0")/../ci/lib/results.sh"
 
 COVER=$SERIES_TOP/b4/cover-letter.txt
 SERIES=series/v4
@@ -48,6 +49,7 @@ B4_DIR=b4
 LOCAL_MAINTAINERS=$SERIES_TOP/MAINTAINERS.local
 TOPICS=$SERIES_TOP/topic-branches.txt
 DRAFT=no
+OUT_IS_RESULT=no
 SENDER=
 GET_MAINTAINER=$SERIES_TOP/b4/get-maintainer.sh
 GET_MAINTAINER_OPTS="--nogit --nogit-fallback --nogit-chief-penguins --norolestats"
@@ -142,20 +144,11 @@ results_qemu_version() {
 	printf '%s\n' "$used"
 }
 
-newest_boot_results() {
-	local d
-	for d in $(ls -1d "$(results_root)"/2* 2>/dev/null | sort -r); do
-		[ -f "$d/matrix.tsv" ] && ! grep -q 'FAIL' "$d/matrix.tsv" && results_accelerator "$d" >/dev/null &&
-			{ printf '%s\n' "$d"; return 0; }
-	done
-	return 1
-}
-
 # The "how it was tested" section, from a bisect-boot results directory.
 tested_with_text() {
 	local dir=$1 accel qemu when
 	[ -f "$dir/matrix.tsv" ] || die "$dir has no matrix.tsv: run ci/bisect-boot.sh first"
-	! grep -q 'FAIL' "$dir/matrix.tsv" || die "$dir/matrix.tsv has failures: the series is not tested good"
+	matrix_passed "$dir" || die "$dir/matrix.tsv has failures: the series is not tested good"
 	accel=$(results_accelerator "$dir") || die "$dir names no accelerator: none of its points booted"
 	qemu=$(results_qemu_version "$dir")
 	when=$(basename "$dir")
@@ -415,6 +408,12 @@ reuse_posting() {
 		"($(ls "$OUT/mails" | wc -l) mails; $(grep -m1 -o 'Run [0-9TZ]*' "$OUT/cover-letter.txt"))"
 }
 
+# The output directory, last; the default one is b4's latest.
+print_output() {
+	[ "$OUT_IS_RESULT" = no ] || link_latest "$OUT"
+	printf '%s\n' "$OUT"
+}
+
 main() {
 	parse_args "$@"
 	mirror_exists || die "no mirror at $(mirror_dir): run base/import.sh and ci/replay.sh"
@@ -423,11 +422,11 @@ main() {
 	check_series
 	check_local_maintainers
 	[ -f "$TOPICS" ] || die "topic list $TOPICS not found"
-	[ -n "$TESTED" ] || TESTED=$(newest_boot_results) ||
-		die "no passing ci/bisect-boot.sh results under $(results_root): run it first, or give --tested-with"
+	[ -n "$TESTED" ] || TESTED=$(passed_results bisect-boot) ||
+		die "no passing ci/bisect-boot.sh results ($(results_root)/bisect-boot/passed): run it first, or give --tested-with"
 	choose_sender
 	take_work_lock
-	[ -n "$OUT" ] || OUT=$(results_root)/b4-$(date -u +%Y%m%dT%H%M%SZ)
+	[ -n "$OUT" ] || { OUT=$(results_dir_name b4); OUT_IS_RESULT=yes; }
 	local stage tip mail mdir key patches=()
 	mkdir -p "$(dirname "$OUT")"
 	make_temp_dir stage "$(dirname "$OUT")" .b4-stage
@@ -437,7 +436,7 @@ main() {
 	tip=$(posted_series base "$SERIES" "$SENDER")
 	key=$(posting_key "$stage/cover.txt" "$mdir" "$tip")
 	if reuse_posting "$key"; then
-		printf '%s\n' "$OUT"
+		print_output
 		return 0
 	fi
 	setup_b4_tree "$mdir" "$tip"
@@ -461,7 +460,7 @@ main() {
 	mv "$stage/out" "$OUT"
 	note "wrote $(ls "$OUT/mails" | wc -l) mails, v4.mbox and $(ls "$OUT/pull" | wc -l) pull requests" \
 		"($([ "$DRAFT" = yes ] && echo "a draft: see DRAFT" || echo "sender $SENDER"))"
-	printf '%s\n' "$OUT"
+	print_output
 }
 
 main "$@"

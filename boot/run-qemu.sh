@@ -30,6 +30,7 @@
 # status 0, so QEMU's status alone proves nothing.
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
+. "$(dirname "$0")/lib/boot.sh"
 
 KERNEL='' INITRD='' OUT='' TIMEOUT=300 ACCEL=auto PROFILE=fast
 declare -a EXTRA_ARGS=() CMDLINE_ARGS=()

@@ -5,8 +5,9 @@
 #
 # Prints the pipeline's figures: seconds per stage and per point (checks,
 # build, boot, b4), and the boot time per accelerator, from a
-# ci/bisect-boot.sh results directory (default: the newest one), and keeps
-# the table as bench.txt beside it. --warm first runs ci/bisect-boot.sh again
+# ci/bisect-boot.sh results directory (default: the newest one,
+# WORK/results/bisect-boot/latest), and keeps the table as bench.txt
+# beside it. --warm first runs ci/bisect-boot.sh again
 # (as the README says, install step included) on the same work directory,
 # where nothing changed: every check, build, boot and the posting come from
 # the caches, so its table shows what a re-run costs. --warm and --touch
@@ -21,7 +22,7 @@
 # fresh backing file of the same size. It prints ours, the reference, the
 # ratio ours/reference and the run's noise (the largest spread between
 # rounds of one kernel), keeps driver.txt and driver.tsv in
-# WORK/results/bench-driver-TIME/, and says for each figure whether ours is
+# WORK/results/bench-driver/TIME/, and says for each figure whether ours is
 # worse than the reference by more than the noise. Under TCG the times are
 # emulated: read the ratios, not the absolute figures.
 #
@@ -33,6 +34,7 @@
 # end as they were.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/results.sh"
 
 RESULTS='' WARM=no DRIVER=no TOUCH=no ROUNDS=3
 DRIVER_KEYS=(fsync_p50_us fsync_p99_us flushes_per_s_1 flushes_per_s_8 flushes_per_s_64
@@ -43,8 +45,6 @@ stage_table() {
 	local dir=$1
 	printf '%-36s %-8s %10s  %s\n' point stage seconds note
 	while IFS=$'\t' read -r label stage seconds text; do
-		# results from before the seconds column: three columns
-		[[ $seconds =~ ^([0-9.]+|-)$ ]] || { text=$seconds seconds=-; }
 		printf '%-36s %-8s %10s  %s\n' "$label" "$stage" "$seconds" "$(grep -o 'cached' <<<"$text" || true)"
 	done <"$dir/progress.tsv"
 }
@@ -59,13 +59,13 @@ boot_table() {
 	awk '{ s += $1; n++ } END { if (n) printf "mean boot: %.1fs over %d boots\n", s / n, n }' "$dir"/points/*/boot.seconds
 }
 
-# driver_boot KERNEL INITRD DIR: one benchmark boot; DIR/figures.tsv
+# driver_boot KERNEL DIR: one benchmark boot (never from the cache);
+# DIR/figures.tsv
 driver_boot() {
-	local kernel=$1 initrd=$2 dir=$3
-	"$SERIES_TOP/boot/run-qemu.sh" --kernel "$kernel" --initrd "$initrd" --out "$dir" \
-		--cmdline vpmem_mode=bench --timeout 900 >/dev/null ||
+	local kernel=$1 dir=$2
+	"$SERIES_TOP/boot/boot-point.sh" --work "$SERIES_WORK" --kernel "$kernel" --out "$dir" \
+		--cmdline vpmem_mode=bench --timeout 900 --no-cache >/dev/null ||
 		die "benchmark boot of $kernel failed: $(head -n 1 "$dir/boot.status"); see $dir/boot.status"
-	rm -f "$dir/main.img" "$dir/faulty.img"
 	! grep -q '^not ok' "$dir/tap.log" || die "a benchmark test failed: $(grep -m1 '^not ok' "$dir/tap.log") ($dir/tap.log)"
 	sed -nE 's/^# bench: ([a-z0-9_]+) ([0-9.]+)$/\1\t\2/p' "$dir/tap.log" >"$dir/figures.tsv"
 	[ "$(wc -l <"$dir/figures.tsv")" -ge ${#DRIVER_KEYS[@]} ] ||
@@ -97,19 +97,17 @@ driver_table() {
 }
 
 run_driver_bench() {
-	local out ours ref initrd n
-	out=$(results_root)/bench-driver-$(date -u +%Y%m%dT%H%M%SZ)
-	mkdir -p "$out"
+	local out ours ref n
+	out=$(new_results_dir bench-driver)
 	ours=$("$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev series/v4 2>"$out/build-ours.log") ||
 		die "series/v4 does not build (see $out/build-ours.log)"
 	ref=$("$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "$(newest_import_tag)" 2>"$out/build-ref.log") ||
 		die "the reference does not build (see $out/build-ref.log)"
-	initrd=$(test_initramfs)
 	for n in $(seq 1 "$ROUNDS"); do
 		note "round $n/$ROUNDS: ours"
-		driver_boot "$ours" "$initrd" "$out/ours-$n"
+		driver_boot "$ours" "$out/ours-$n"
 		note "round $n/$ROUNDS: reference"
-		driver_boot "$ref" "$initrd" "$out/reference-$n"
+		driver_boot "$ref" "$out/reference-$n"
 	done
 	driver_table "$out" >"$out/driver.tsv"
 	{
@@ -202,7 +200,7 @@ main() {
 		RESULTS=$("$SERIES_TOP/ci/bisect-boot.sh" --work "$SERIES_WORK" | tail -n 1)
 	fi
 	[ -z "$kind" ] || secs=$(elapsed_since "$start")
-	[ -n "$RESULTS" ] || RESULTS=$(ls -1d "$(results_root)"/2* 2>/dev/null | sort | tail -n 1)
+	[ -n "$RESULTS" ] || RESULTS=$(latest_results bisect-boot || true)
 	[ -n "$RESULTS" ] && [ -f "$RESULTS/progress.tsv" ] ||
 		die "no ci/bisect-boot.sh results with progress.tsv under $(results_root): run it first"
 	{

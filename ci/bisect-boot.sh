@@ -22,9 +22,11 @@
 # When every point passed, it writes the v4 posting with b4/prep.sh (b4/ in
 # the results directory), the matrix's figures in its cover letter.
 # Prints a progress line per point and stage, then a matrix (point x stage
-# and test group), writes it to matrix.tsv in a results directory under
-# WORK/results, with every log, and prints that directory last. Exits 0 only
-# if every point is as expected.
+# and test group), writes it to matrix.tsv in a results directory
+# WORK/results/bisect-boot/TIME (bisect-boot/latest names the newest), with
+# every log, and prints that directory last. Exits 0 only if every point is
+# as expected; a whole series run that passed is also bisect-boot/passed,
+# what b4/prep.sh posts from.
 #
 #   --point REV[=COLUMN]  test REV instead of the series (repeatable); its
 #                         results are judged by COLUMN of boot/expected.tsv
@@ -40,6 +42,8 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/posting.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/results.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../boot/lib/boot.sh"
 
 ACCEL=auto TIMEOUT=300 INSTALL=yes REFERENCE=yes CHECKS=yes B4=yes KEEP_IMAGES=no BISECT_RUN=no
 declare -a POINT_ARGS=() TOPICS_ARGS=()
@@ -125,16 +129,6 @@ build_initramfs() {
 	INITRD=$(test_initramfs)
 }
 
-# A boot is cached when it passed, keyed by kernel, initramfs and scripts,
-# with what it proved: the accelerator and the QEMU version it ran on.
-boot_cache_dir() {
-	local kernel=$1 key
-	key=$( (sha256sum "$kernel" "$INITRD" | cut -d' ' -f1
-		cat "$SERIES_TOP/boot/run-qemu.sh" "$SERIES_TOP/boot/check-host.sh" "$SERIES_TOP/boot/fsync-fault.c") |
-		sha256sum | cut -c1-16)
-	printf '%s/cache/boots/%s\n' "$SERIES_WORK" "$key"
-}
-
 stage_build() {
 	local i=$1 dir=$2 start kernel secs
 	STAGE_OK=no
@@ -168,10 +162,6 @@ qemu_version_used() {
 	printf '%s\n' "${used:-unknown}"
 }
 
-qemu_version() {
-	"$QEMU_BIN" --version | head -n 1 | sed 's/ *Copyright.*//'
-}
-
 # RESULTS/accelerator and RESULTS/qemu-version, from every boot of the run,
 # cached or not (b4/prep.sh names them in the cover letter).
 write_boot_facts() {
@@ -187,36 +177,26 @@ pick_accelerator() {
 	note "accelerator: $ACCEL_USED"
 }
 
+# boot_point DIR PROFILE LABEL: boot/boot-point.sh for this point's
+# kernel, a heartbeat while it runs; prints its one line. The accelerator
+# is picked (once per run) in the caller's shell, before a boot that is not
+# cached.
+boot_point() {
+	local out=$1 profile=$2 label=$3
+	local -a args=(--work "$SERIES_WORK" --kernel "$KERNEL" --initrd "$INITRD" --out "$out"
+		--profile "$profile" --accel "${ACCEL_USED:-$ACCEL}" --timeout "$TIMEOUT")
+	[ "$KEEP_IMAGES" = no ] || args+=(--keep-images)
+	with_heartbeat "$label" "$out/console.log" "$SERIES_TOP/boot/boot-point.sh" "${args[@]}"
+}
+
 stage_boot() {
-	local i=$1 dir=$2 start cache status secs
-	STAGE_OK=yes
+	local i=$1 dir=$2 start line rc=0
 	start=$(now_s)
-	cache=$(boot_cache_dir "$KERNEL")
-	# An entry from before the QEMU version was kept cannot say what ran it.
-	if [ -f "$cache/boot.status" ] && [ -s "$cache/qemu-version" ] && [ -s "$cache/accel" ]; then
-		cp -r "$cache/." "$dir/"
-		progress "$(point_name "$i")" boot "ok (cached, booted in $(cat "$dir/boot.seconds")s, $(cat "$dir/accel"))" \
-			"$(elapsed_since "$start")"
-		return 0
-	fi
-	pick_accelerator
-	qemu_version >"$dir/qemu-version"
-	with_heartbeat "boot of $(point_name "$i")" "$dir/console.log" \
-		"$SERIES_TOP/boot/run-qemu.sh" --kernel "$KERNEL" --initrd "$INITRD" --out "$dir" \
-		--accel "$ACCEL_USED" --timeout "$TIMEOUT" || true
-	status=$(head -n 1 "$dir/boot.status")
-	"$SERIES_TOP/boot/check-host.sh" "$dir" >/dev/null 2>"$dir/host.err" || true
-	[ "$KEEP_IMAGES" = yes ] || rm -f "$dir/main.img" "$dir/faulty.img"
-	if [ "$status" = ok ]; then
-		mkdir -p "$cache"
-		cp "$dir"/{boot.status,boot.seconds,accel,qemu-version,token,console.log,tap.log,trace.log,host.tap} "$cache/"
-		secs=$(elapsed_since "$start")
-		progress "$(point_name "$i")" boot "ok (${secs}s, $(cat "$dir/accel"))" "$secs"
-		return 0
-	fi
-	secs=$(elapsed_since "$start")
-	progress "$(point_name "$i")" boot "FAIL: $status (${secs}s); console tail in $dir/boot.status" "$secs"
-	STAGE_OK=no
+	if ! boot_cached "$KERNEL" "$INITRD" fast; then pick_accelerator; fi
+	line=$(boot_point "$dir" fast "boot of $(point_name "$i")") || rc=$?
+	progress "$(point_name "$i")" boot "$line" "$(elapsed_since "$start")"
+	STAGE_OK=yes
+	[ "$rc" -eq 0 ] || STAGE_OK=no
 }
 
 stage_evaluate() {
@@ -252,35 +232,14 @@ is_debug_point() {
 }
 
 stage_debug_boot() {
-	local i=$1 dir=$2 ddir=$2/debug start cache status out secs
+	local i=$1 dir=$2 ddir=$2/debug start line status out
 	STAGE_OK=yes
 	is_debug_point "$i" && [ -n "$KERNEL" ] || return 0
 	start=$(now_s)
 	mkdir -p "$ddir"
-	cache=$(boot_cache_dir "$KERNEL")-debug
-	if [ -f "$cache/boot.status" ] && [ -s "$cache/qemu-version" ] && [ -s "$cache/accel" ]; then
-		cp -r "$cache/." "$ddir/"
-		progress "$(point_name "$i")" debug "ok (cached, booted in $(cat "$ddir/boot.seconds")s, $(cat "$ddir/accel"))" \
-			"$(elapsed_since "$start")"
-	else
-		pick_accelerator
-		with_heartbeat "debug boot of $(point_name "$i")" "$ddir/console.log" \
-			"$SERIES_TOP/boot/run-qemu.sh" --profile debug --kernel "$KERNEL" --initrd "$INITRD" \
-			--out "$ddir" --accel "$ACCEL_USED" --timeout "$TIMEOUT" || true
-		qemu_version >"$ddir/qemu-version"
-		status=$(head -n 1 "$ddir/boot.status")
-		"$SERIES_TOP/boot/check-host.sh" "$ddir" >/dev/null 2>"$ddir/host.err" || true
-		rm -f "$ddir/faulty.img"
-		if [ "$status" = ok ]; then
-			mkdir -p "$cache"
-			cp "$ddir"/{boot.status,boot.seconds,accel,qemu-version,profile,token,console.log,tap.log,trace.log,qemu.log,host.tap} "$cache/"
-			secs=$(elapsed_since "$start")
-			progress "$(point_name "$i")" debug "ok (${secs}s, $(cat "$ddir/accel"))" "$secs"
-		else
-			secs=$(elapsed_since "$start")
-			progress "$(point_name "$i")" debug "FAIL: $status (${secs}s); console tail in $ddir/boot.status" "$secs"
-		fi
-	fi
+	if ! boot_cached "$KERNEL" "$INITRD" debug; then pick_accelerator; fi
+	line=$(boot_point "$ddir" debug "debug boot of $(point_name "$i")") || true
+	progress "$(point_name "$i")" debug "$line" "$(elapsed_since "$start")"
 	status=$(head -n 1 "$ddir/boot.status")
 	if out=$("$SERIES_TOP/boot/evaluate.sh" --profile debug "$ddir" "${POINT_COL[$i]}" 2>&1); then
 		cat "$ddir/groups.tsv" >>"$dir/groups.tsv"
@@ -408,10 +367,10 @@ print_estimate() {
 			! is_debug_point "$i" || secs=$((secs + EST_DEBUG))
 			continue
 		fi
-		if [ ! -f "$(boot_cache_dir "$kernel")/boot.status" ]; then
+		if ! boot_cached "$kernel" "$INITRD" fast; then
 			boots=$((boots + 1)) secs=$((secs + EST_BOOT))
 		fi
-		if is_debug_point "$i" && [ ! -f "$(boot_cache_dir "$kernel")-debug/boot.status" ]; then
+		if is_debug_point "$i" && ! boot_cached "$kernel" "$INITRD" debug; then
 			secs=$((secs + EST_DEBUG))
 		fi
 	done
@@ -499,8 +458,7 @@ bisect_run() {
 		n=$((n + 1))
 		[ "$c" != "$head" ] || col=$n
 	done
-	RESULTS=$(results_root)/bisect-$(date -u +%Y%m%dT%H%M%SZ)-${head:0:12}
-	mkdir -p "$RESULTS"
+	RESULTS=$(new_results_dir bisect "${head:0:12}")
 	build_initramfs
 	add_point "$head" "$col" "bisect"
 	mkdir -p "$RESULTS/points/00-bisect"
@@ -516,9 +474,7 @@ bisect_run() {
 main() {
 	parse_args "$@"
 	[ "$BISECT_RUN" = no ] || bisect_run
-	mkdir -p "$(results_root)"
-	RESULTS=$(results_root)/$(date -u +%Y%m%dT%H%M%SZ)
-	mkdir -p "$RESULTS"
+	RESULTS=$(new_results_dir bisect-boot)
 	local start i secs
 	start=$(now_s)
 	SERIES_LOCK_WAIT=${SERIES_LOCK_WAIT:-600} take_work_lock
@@ -545,6 +501,7 @@ main() {
 	printf 'total time: %ss\n' "$secs"
 	printf '%s\n' "$RESULTS"
 	[ "$(failed_stages)" -eq 0 ] || exit 1
+	[ ${#POINT_ARGS[@]} -gt 0 ] || mark_passed "$RESULTS"
 }
 
 # Sourced (ci/tests/47-matrix.sh tests the matrix and summary functions), it

@@ -22,6 +22,7 @@
 # line declares (plus the sender identity for the checks that use it).
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/results.sh"
 . "$(dirname "$0")/lib/posting.sh"
 
 RANGE=base..series/v4
@@ -167,7 +168,7 @@ main() {
 	exec {HEARTBEAT_FD}>&1
 	SERIES_CHECK_FILES=$(range_c_files "${commits[@]}")
 	export SERIES_CHECK_FILES
-	[ -n "$RESULTS" ] || RESULTS=$(results_root)/checks-$(date -u +%Y%m%dT%H%M%SZ)
+	[ -n "$RESULTS" ] || RESULTS=$(new_results_dir checks)
 	mkdir -p "$RESULTS"
 	printf 'commit\tsubject\t%s\n' "$(IFS=$'\t'; echo "${CHECKS[*]}")" >"$RESULTS/matrix.tsv"
 	: >"$RESULTS/summary.tsv"

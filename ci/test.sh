@@ -34,13 +34,14 @@ main() {
 	if [ "$INSTALL" = yes ]; then
 		"$SERIES_TOP/ci/install-deps.sh" || die "ci/install-deps.sh failed: the packages above are missing"
 	fi
-	local results t pass=0 failed=0 p f start
+	local results t pass=0 failed=0 skipped=0 p f s start
 	results=$(mktemp)
 	export T_RESULTS=$results
 	for t in "$SERIES_TOP"/ci/tests/[0-9]*.sh; do
 		printf '== %s\n' "${t#"$SERIES_TOP"/}"
 		if [ "$QUICK" = yes ] && grep -q '^# Slow: ' "$t"; then
-			printf 'skip %s\n' "$(sed -n 's/^# Slow: //p' "$t" | head -n 1)"
+			printf 'skip %s: --quick: %s\n' "${t##*/}" "$(sed -n 's/^# Slow: //p' "$t" | head -n 1)"
+			printf '0 0 1\n' >>"$results"
 			continue
 		fi
 		start=$(now_s)
@@ -50,11 +51,13 @@ main() {
 		fi
 		printf '   (%ss)\n' "$(elapsed_since "$start")"
 	done
-	while read -r p f; do
+	while read -r p f s; do
 		pass=$((pass + p))
 		failed=$((failed + f))
+		skipped=$((skipped + ${s:-0}))
 	done <"$results"
 	rm -f "$results"
+	[ "$skipped" -eq 0 ] || printf '(%d skipped, each with its reason on a skip line above)\n' "$skipped"
 	printf '%d passed, %d failed\n' "$pass" "$failed"
 	[ "$failed" -eq 0 ] || exit 1
 }

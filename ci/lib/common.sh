@@ -17,6 +17,7 @@ SERIES_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # every script it runs.
 export SERIES_WORK=${SERIES_WORK:-$SERIES_TOP/work}
 LINUX_SOURCE_PKG=${LINUX_SOURCE_PKG:-linux-source-6.12}
+# shellcheck disable=SC2034 # used by boot/lib/boot.sh, b4/prep.sh and the tests
 QEMU_BIN=${SERIES_QEMU:-qemu-system-x86_64}
 
 die() {
@@ -188,60 +189,12 @@ elapsed_since() {
 	awk -v a="$1" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }'
 }
 
-# KVM counts only if it boots a kernel to its root-mount stage within
-# SERIES_KVM_PROBE_SECONDS: nested KVM here has hung at early boot.
-probe_kvm() {
-	local kernel=$1 log
-	[ -w /dev/kvm ] || return 1
-	log=$(mktemp)
-	timeout --kill-after=5 "${SERIES_KVM_PROBE_SECONDS:-20}" "$QEMU_BIN" \
-		-accel kvm -machine pc -m 256 -no-reboot -display none -monitor none \
-		-kernel "$kernel" -append "console=ttyS0 panic=-1" \
-		-serial "file:$log" </dev/null >/dev/null 2>&1 || true
-	if grep -q -e 'VFS: Unable to mount root' -e 'Run /init' -e 'No working init' "$log"; then
-		rm -f "$log"
-		return 0
-	fi
-	rm -f "$log"
-	return 1
-}
-
-# pick_accel auto|tcg|kvm KERNEL -> prints the accelerator to use. An auto
-# probe's answer is kept for SERIES_ACCEL_CACHE_MINUTES (360) in the work
-# directory, so 'git bisect run' does not probe at every step.
-pick_accel() {
-	local want=$1 kernel=$2 cache=$SERIES_WORK/cache/accel
-	case "$want" in
-	tcg) echo tcg ;;
-	kvm) probe_kvm "$kernel" || die "KVM was asked for but does not boot a guest here"; echo kvm ;;
-	*)
-		if [ -n "$(find "$cache" -mmin -"${SERIES_ACCEL_CACHE_MINUTES:-360}" 2>/dev/null)" ]; then
-			cat "$cache"
-			return 0
-		fi
-		mkdir -p "$(dirname "$cache")"
-		if probe_kvm "$kernel"; then echo kvm; else echo tcg; fi | tee "$cache"
-		;;
-	esac
-}
-
 build_tree() {
 	printf '%s/tree\n' "$SERIES_WORK"
 }
 
 build_dir() {
 	printf '%s/build/%s\n' "$SERIES_WORK" "$1"
-}
-
-# test_initramfs: the path of the test initramfs (boot/mkinitramfs.sh),
-# built once per change of its inputs.
-test_initramfs() {
-	local key out
-	key=$(cat "$SERIES_TOP/boot/init" "$SERIES_TOP/boot/tests/"*.[ch] "$SERIES_TOP/boot/mkinitramfs.sh" |
-		sha256sum | cut -c1-16)
-	out=$SERIES_WORK/cache/initramfs/$key.cpio.gz
-	[ -f "$out" ] || "$SERIES_TOP/boot/mkinitramfs.sh" --work "$SERIES_WORK" --out "$out" >&2
-	printf '%s\n' "$out"
 }
 
 # space_note DIR: what to add to an error message when DIR's filesystem is

@@ -1,8 +1,10 @@
 # shellcheck shell=bash
 # Tiny test helpers for ci/tests/*.sh. Each check prints one line and adds
-# its count to T_RESULTS at once, so a file that dies midway (set -e) keeps
-# what it counted; the runner (ci/test.sh) adds them up, plus one failure
-# for the file that exited non-zero.
+# its count to T_RESULTS at once ("passed failed skipped"), so a file that
+# dies midway (set -e) keeps what it counted; the runner (ci/test.sh) adds
+# them up, plus one failure for the file that exited non-zero. Sourced
+# after ci/lib/common.sh.
+. "$(dirname "${BASH_SOURCE[0]}")/results.sh"
 
 T_PASS=0
 T_FAIL=0
@@ -69,6 +71,22 @@ make_fixture_tarball() {
 	rm -rf "$src"
 }
 
+# refs_snapshot REPO: every ref of REPO and its object, sorted, to compare
+# before and after a step that must move none
+refs_snapshot() {
+	git -C "$1" for-each-ref --format='%(refname) %(objectname)' | sort
+}
+
+# check_grep NAME PATTERN FILE: a line of FILE matches PATTERN (grep -E);
+# a failure shows FILE's last lines
+check_grep() {
+	if grep -qE -- "$2" "$3" 2>/dev/null; then
+		pass "$1"
+	else
+		fail "$1" "no /$2/ in $3; it ends: $(tail -n 3 "$3" 2>/dev/null | tr '\n' ' ')"
+	fi
+}
+
 # The file's own tally (the counts are already in T_RESULTS).
 finish_test_file() {
 	printf '# %s: %d passed, %d failed\n' "${0##*/}" "$T_PASS" "$T_FAIL"
@@ -92,7 +110,40 @@ path_without() {
 	printf '%s\n' "$dir"
 }
 
-# skip NAME WHY: a check that cannot run here, said so; counted neither way
+# skip NAME WHY: a check that cannot run here, said so; counted as skipped,
+# neither passed nor failed
 skip() {
+	printf '0 0 1\n' >>"${T_RESULTS:-/dev/null}"
 	printf 'skip %s: %s\n' "$1" "$2"
+}
+
+# seeds_dir: the seed series (the v3 patches), SERIES_SEEDS or ../shared/seeds
+seeds_dir() {
+	printf '%s\n' "${SERIES_SEEDS:-$SERIES_TOP/../shared/seeds}"
+}
+
+# prereq_missing PREREQ: why PREREQ is missing here, or fails (silent) when
+# it is present. root: chroot and mounts; seeds: seeds_dir; main-job: a
+# passing ci/bisect-boot.sh run of the whole series in the work directory.
+prereq_missing() {
+	case "$1" in
+	root) [ "$(id -u)" -ne 0 ] || return 1; echo "needs root (chroot, mount)" ;;
+	seeds) [ ! -d "$(seeds_dir)" ] || return 1; echo "needs the seed series in $(seeds_dir) (SERIES_SEEDS)" ;;
+	main-job)
+		! passed_results bisect-boot >/dev/null || return 1
+		echo "needs a passing ci/bisect-boot.sh run in $SERIES_WORK (ci/tests/50-bisect-boot.sh makes one)" ;;
+	*) echo "unknown prerequisite '$1'" ;;
+	esac
+}
+
+# needs PREREQ...: the test file's prerequisites; when one is missing, the
+# whole file is skipped with the reason (see prereq_missing)
+needs() {
+	local p why
+	for p in "$@"; do
+		why=$(prereq_missing "$p") || continue
+		skip "${0##*/}" "$why"
+		finish_test_file
+		exit 0
+	done
 }

@@ -54,7 +54,8 @@ printf 'int main(void) { return 0; }\n' >"$T/top/boot/tests/t.c"
 printf '#!/bin/sh\n' >"$T/top/boot/init"
 printf '#!/bin/sh\necho "mkinitramfs: cannot build" >&2\nexit 1\n' >"$T/top/boot/mkinitramfs.sh"
 chmod +x "$T/top/boot/mkinitramfs.sh"
-script initrd "SERIES_TOP=$T/top SERIES_WORK=$T/initrd-work
+script initrd ". $SERIES_TOP/boot/lib/boot.sh
+SERIES_TOP=$T/top SERIES_WORK=$T/initrd-work
 INITRD=\$(test_initramfs)
 echo \"booting with \$INITRD\""
 out=$("$T/initrd" 2>&1) && rc=0 || rc=$?

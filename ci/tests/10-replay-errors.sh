@@ -39,10 +39,6 @@ write_topics() {
 	cat >"$T/topics.txt"
 }
 
-refs_snapshot() {
-	git -C "$W/linux" for-each-ref --format='%(refname) %(objectname)' | sort
-}
-
 make_patches
 P2=$(ls "$FIX"/0002-*.patch) P3=$(ls "$FIX"/0003-*.patch) P4=$(ls "$FIX"/0004-*.patch)
 write_topics <<EOF2
@@ -59,17 +55,17 @@ check_eq "base is the import plus the unmerge" "import" "$(git -C "$M" log -1 --
 merged=$(git -C "$M" merge-tree --write-tree topic/tc topic/ta)
 check_eq "merging the leaf topics gives the tree of series/v4" \
 	"$(git -C "$M" rev-parse "series/v4^{tree}")" "$merged"
-before=$(refs_snapshot)
+before=$(refs_snapshot "$W/linux")
 check "a second replay succeeds" "${REPLAY[@]}" --topics "$T/topics.txt"
-check_eq "replaying the same patches gives the same commits" "$before" "$(refs_snapshot)"
+check_eq "replaying the same patches gives the same commits" "$before" "$(refs_snapshot "$W/linux")"
 
 # Bad inputs: each must fail, say what is wrong, and move no ref.
 expect_refused() {
 	local name=$1 pattern=$2
 	shift 2
-	before=$(refs_snapshot)
+	before=$(refs_snapshot "$W/linux")
 	check_fails "$name" "$pattern" "$@"
-	check_eq "$name: no ref moved" "$before" "$(refs_snapshot)"
+	check_eq "$name: no ref moved" "$before" "$(refs_snapshot "$W/linux")"
 }
 
 write_topics <<EOF2

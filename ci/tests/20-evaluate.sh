@@ -154,7 +154,7 @@ printf '%s\n' "virtio_pmem_flush_request flush request" "virtio_pmem_flush_reque
 	"virtio_pmem_response flush response" "virtio_pmem_response flush response" >>"$S/trace.log"
 check_fails "two requests outstanding at once fail host_flush_outstanding_max_one" \
 	"not ok 6 host_flush_outstanding_max_one" "$SERIES_TOP/boot/check-host.sh" "$S"
-check "the report says how many were outstanding" grep -q 'up to 2 flush requests outstanding' "$S/host.tap"
+check_grep "the report says how many were outstanding" 'up to 2 flush requests outstanding' "$S/host.tap"
 : >"$S/tap.log"
 "$SERIES_TOP/boot/check-host.sh" "$S" >/dev/null 2>&1 || true
 check "without the guest's storm the check is a skip" \

@@ -15,10 +15,6 @@ make_tarball() {
 	make_fixture_tarball "$T/$1" "$2"
 }
 
-refs() {
-	git -C "$W/linux" for-each-ref --format='%(refname) %(objectname)' | sort
-}
-
 make_tarball one.tar.xz "VERSION = 1"
 check "importing a fixture tarball succeeds" "${IMPORT[@]}" --tarball "$T/one.tar.xz" --version 6.12.1-1~deb12u1
 M=$W/linux
@@ -28,9 +24,9 @@ check_eq "all five files are imported despite the .gitignore" 5 \
 	"$(git -C "$M" ls-tree -r --name-only base/import/6.12.1-1_deb12u1 | wc -l)"
 check_eq "the symlink stays a symlink" 120000 \
 	"$(git -C "$M" ls-tree base/import/6.12.1-1_deb12u1 link | cut -d' ' -f1)"
-before=$(refs)
+before=$(refs_snapshot "$W/linux")
 check "re-importing the same version succeeds" "${IMPORT[@]}" --tarball "$T/one.tar.xz" --version 6.12.1-1~deb12u1
-check_eq "re-importing the same version changes nothing" "$before" "$(refs)"
+check_eq "re-importing the same version changes nothing" "$before" "$(refs_snapshot "$W/linux")"
 
 make_tarball two.tar.xz "VERSION = 2"
 check "importing a newer version succeeds" "${IMPORT[@]}" --tarball "$T/two.tar.xz" --version 6.12.2-1~deb12u1
@@ -44,18 +40,18 @@ check "the mirror's HEAD stays unborn (no work tree is touched)" \
 	bash -c "! git -C '$M' rev-parse -q --verify HEAD"
 
 head -c $(($(stat -c %s "$T/two.tar.xz") / 2)) "$T/two.tar.xz" >"$T/trunc.tar.xz"
-before=$(refs)
+before=$(refs_snapshot "$W/linux")
 check_fails "a truncated tarball is refused with its name" "trunc.tar.xz" \
 	"${IMPORT[@]}" --tarball "$T/trunc.tar.xz" --version 6.12.3-1
-check_eq "a failed import moves no ref" "$before" "$(refs)"
+check_eq "a failed import moves no ref" "$before" "$(refs_snapshot "$W/linux")"
 check_fails "a missing tarball is refused with its name" "nothere.tar.xz.*missing" \
 	"${IMPORT[@]}" --tarball "$T/nothere.tar.xz" --version 6.12.4-1
 check_fails "--tarball without --version is refused" "needs --version" \
 	"${IMPORT[@]}" --tarball "$T/two.tar.xz"
-before=$(refs)
+before=$(refs_snapshot "$W/linux")
 check_fails "a package version the archive does not have is named" \
 	"cannot download linux-source-6.12=6.12.0-0nosuch" "${IMPORT[@]}" --version 6.12.0-0nosuch
-check_eq "the missing package moves no ref" "$before" "$(refs)"
+check_eq "the missing package moves no ref" "$before" "$(refs_snapshot "$W/linux")"
 check_eq "the missing package leaves no download behind" "" "$(ls "$W/packages" 2>/dev/null)"
 
 # Kill an import at several points; the next run must finish it once.

@@ -54,11 +54,11 @@ sed '0,/^+#define VIRTIO_ID_PMEM/s//+#define VIRTIO_ID_PMEM_BROKEN/; 0,/^ #defin
 	"$SERIES_TOP/patches/v4/0009-virtio-pmem-add-the-virtio-pmem-driver.patch" >"$T/0009-corrupt.patch"
 sed "s|patches/v4/0009-virtio-pmem-add-the-virtio-pmem-driver.patch|$T/0009-corrupt.patch|" \
 	"$SERIES_TOP/topic-branches.txt" >"$T/topics.txt"
-before=$(mgit for-each-ref --format='%(refname) %(objectname)' | sort)
+before=$(refs_snapshot "$(mirror_dir)")
 check_fails "a corrupted patch is named with its topic and hunk" \
 	"topic virtio-pmem: patch .*0009-corrupt.patch does not apply: failing hunk in include/uapi/linux/virtio_ids.h" \
 	"$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK" --topics "$T/topics.txt"
 check_eq "a corrupted patch leaves every ref as it was" "$before" \
-	"$(mgit for-each-ref --format='%(refname) %(objectname)' | sort)"
+	"$(refs_snapshot "$(mirror_dir)")"
 
 finish_test_file

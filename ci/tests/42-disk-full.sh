@@ -26,10 +26,6 @@ cached_kernels() {
 	{ find "$SERIES_WORK/cache/kernels" -name bzImage 2>/dev/null || true; } | wc -l
 }
 
-refs() {
-	git -C "$1" for-each-ref --format='%(refname) %(objectname)' | sort
-}
-
 # Import: a first version fits, then the disk is too small for the next.
 W=$T/work
 check "a 6 MiB tmpfs is mounted as the work directory" small_tmpfs 6m "$W"
@@ -38,13 +34,13 @@ make_fixture_tarball "$T/one.tar.xz" "VERSION = 1"
 make_fixture_tarball "$T/huge.tar.xz" "VERSION = 2" 8192
 make_fixture_tarball "$T/big.tar.xz" "VERSION = 3" 3584
 check "the first import fits" "${IMPORT[@]}" --tarball "$T/one.tar.xz" --version 6.12.1-1
-before=$(refs "$W/linux")
+before=$(refs_snapshot "$W/linux")
 check_fails "an import that cannot extract names the full disk" "huge.tar.xz.*no space left" \
 	"${IMPORT[@]}" --tarball "$T/huge.tar.xz" --version 6.12.2-1
-check_eq "it moves no ref" "$before" "$(refs "$W/linux")"
+check_eq "it moves no ref" "$before" "$(refs_snapshot "$W/linux")"
 check_fails "an import that cannot write its objects names the full disk" "no space left" \
 	"${IMPORT[@]}" --tarball "$T/big.tar.xz" --version 6.12.3-1
-check_eq "it moves no ref either" "$before" "$(refs "$W/linux")"
+check_eq "it moves no ref either" "$before" "$(refs_snapshot "$W/linux")"
 check_eq "the failed imports leave no stage behind" "" "$(ls -d "$W"/import.* 2>/dev/null)"
 check "the mirror passes git fsck" git -C "$W/linux" fsck --no-progress --connectivity-only
 check "with space again, the import completes" \
@@ -57,13 +53,13 @@ if mirror_exists && mgit rev-parse -q --verify base >/dev/null; then
 	B=$(build_dir diskfull)
 	rm -rf "$B"
 	check "a 4 MiB tmpfs is mounted as a build directory" small_tmpfs 4m "$B"
-	before=$(refs "$(mirror_dir)")
+	before=$(refs_snapshot "$(mirror_dir)")
 	kernels=$(cached_kernels)
 	check_fails "a build that fills its directory names the full disk" "base.*does not build.*no space left" \
 		"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev base --name diskfull \
 		--make-args "KCFLAGS=-DVPMEM_DISK_FULL_TEST"
 	check_eq "no kernel is cached for it" "$kernels" "$(cached_kernels)"
-	check_eq "the mirror's refs are untouched" "$before" "$(refs "$(mirror_dir)")"
+	check_eq "the mirror's refs are untouched" "$before" "$(refs_snapshot "$(mirror_dir)")"
 	umount "$B" && rmdir "$B"
 else
 	fail "the build part needs the mirror with base (ci/tests/30-import.sh and 40-replay.sh run first)"

@@ -24,7 +24,7 @@ for _ in $(seq 50); do
 	grep -q 'listening on' "$T/distccd.log" 2>/dev/null && break
 	sleep 0.1
 done
-check "distccd listens on 127.0.0.1:$port" grep -q 'listening on' "$T/distccd.log"
+check_grep "distccd listens on 127.0.0.1:$port" 'listening on' "$T/distccd.log"
 
 # sources no cache has seen, and a Makefile that compiles them with $(CC)
 mkdir -p "$T/proj"
@@ -44,7 +44,7 @@ out=$(DISTCC_HOSTS="127.0.0.1:$port/2" kmake -C "$T/proj" CC=gcc 2>&1) && rc=0 |
 check_eq "kmake builds with DISTCC_HOSTS set" 0 "$rc"
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | tail -n 5
 check_eq "both objects were compiled by the distccd on 127.0.0.1" 2 "$(jobs_done)"
-check "the log names them" grep -q 'COMPILE_OK.* a\.c$' "$T/distccd.log"
+check_grep "the log names them" 'COMPILE_OK.* a\.c$' "$T/distccd.log"
 check_eq "make's jobs: the hosts' slots plus the cores here" "$((2 + $(nproc)))" \
 	"$(DISTCC_HOSTS="127.0.0.1:$port/2" build_jobs)"
 

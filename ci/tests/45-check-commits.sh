@@ -8,15 +8,14 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
+. "$(dirname "$0")/../lib/results.sh"
 
 make_temp_dir T
 CC=("$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK")
 
-# cell RESULTS ROW-NUMBER CHECK
+# cell RESULTS N CHECK: CHECK's cell of the N-th commit of the matrix
 cell() {
-	awk -F'\t' -v row="$2" -v col="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
-		NR == row + 1 { print $c }' "$1/matrix.tsv"
+	matrix_cell "$1" "$(matrix_column "$1" commit | sed -n "$2p")" "$3"
 }
 
 rc=0

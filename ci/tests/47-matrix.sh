@@ -58,7 +58,7 @@ new_results() {
 
 # verdict LABEL: the verdict column of a row of matrix.tsv
 verdict() {
-	awk -F'\t' -v p="$1" '$1 == p { print $NF }' "$RESULTS/matrix.tsv"
+	matrix_cell "$RESULTS" "$1" verdict
 }
 
 summary_line() {
@@ -95,7 +95,7 @@ new_results ok ok
 CHECKS_FAILED=0 FAILED_POINTS=0 B4_FAILED=1
 write_matrix
 check "the summary counts a failed b4 stage" grep -q 'failed: 1 (checks: 0, build/boot/tests: 0, b4: 1)' <<<"$(summary_line)"
-check_eq "every verdict is ok when only b4 failed" "ok ok ok" "$(tail -n +2 "$RESULTS/matrix.tsv" | awk -F'\t' '{ print $NF }' | paste -sd' ')"
+check_eq "every verdict is ok when only b4 failed" "ok ok ok" "$(matrix_column "$RESULTS" verdict | paste -sd' ')"
 
 # A step that fails inside a stage (here a cp into the point's directory)
 # stops the job and names the command; called under 'if !' or '||' it

@@ -7,6 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
+. "$(dirname "$0")/../lib/results.sh"
 
 make_temp_dir T
 cleanup() {
@@ -15,12 +16,6 @@ cleanup() {
 at_exit cleanup
 BB=("$SERIES_TOP/ci/bisect-boot.sh" --no-install --work "$SERIES_WORK")
 
-# column VALUE-OF-COLUMN-NAME ROW-LABEL from a results directory's matrix
-cell() {
-	awk -F'\t' -v col="$2" -v row="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
-		$1 == row { print $c }' "$1/matrix.tsv"
-}
 
 rc=0
 "${BB[@]}" >"$T/full.log" 2>&1 || rc=$?
@@ -28,12 +23,15 @@ R=$(tail -n 1 "$T/full.log")
 check_eq "ci/bisect-boot.sh passes end to end" 0 "$rc"
 [ "$rc" -eq 0 ] || tail -n 40 "$T/full.log"
 check "the results directory has matrix.tsv" test -f "$R/matrix.tsv"
+check_eq "the run is results/bisect-boot/latest" "$R" "$(latest_results bisect-boot || true)"
+check_eq "the run passed: it is results/bisect-boot/passed" "$R" "$(passed_results bisect-boot || true)"
+PASSED=$R
 n=$(mgit rev-list --count base..series/v4)
 check_eq "the matrix has base, every patch and the reference" "base $(seq -s' ' 1 "$n") reference" \
-	"$(tail -n +2 "$R/matrix.tsv" | cut -f1 | paste -sd' ')"
+	"$(matrix_column "$R" point | paste -sd' ')"
 check_eq "every point's verdict is ok" "$(printf 'ok %.0s' $(seq 1 $((n + 2))) | sed 's/ $//')" \
-	"$(tail -n +2 "$R/matrix.tsv" | awk -F'\t' '{ print $NF }' | paste -sd' ')"
-check "the accelerator is named" grep -qE '^(kvm|tcg)$' "$R/accelerator"
+	"$(matrix_column "$R" verdict | paste -sd' ')"
+check_grep "the accelerator is named" '^(kvm|tcg)$' "$R/accelerator"
 check_eq "progress.tsv: every build, boot and the total have their seconds in a column of their own" "" \
 	"$(awk -F'\t' '$2 ~ /^(build|boot|total)$/ && $3 !~ /^[0-9]+(\.[0-9]+)?$/' "$R/progress.tsv")"
 check "progress.tsv has a row per build" test "$(awk -F'\t' '$2 == "build"' "$R/progress.tsv" | wc -l)" -eq "$((n + 2))"
@@ -52,12 +50,12 @@ tip_vs_reference() {
 		END { for (i = 5; i < NF; i++) if (t[i] != r[i]) printf "%s:%s/%s ", name[i], t[i], r[i] }' "$R/matrix.tsv"
 }
 diffs=$(tip_vs_reference)
-check "the tip and the reference were compared" test -n "$(cell "$R" boot reference)"
+check "the tip and the reference were compared" test -n "$(matrix_cell "$R" reference boot)"
 check_eq "where the tip and the reference differ, the tip is ok and the reference an expected failure" "" \
 	"$(printf '%s' "$diffs" | tr ' ' '\n' | grep -v ':ok/xfail$' || true)"
 check "no point fails a MAP_SYNC test, even as expected (no bisect hole)" \
-	bash -c "! awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if (\$i == \"mapsync\") c = i; next } { print \$c }' '$R/matrix.tsv' | grep -qv -e ok -e '^-\$'"
-check_eq "the virtio-pmem tests are expected skips at base" - "$(cell "$R" flush base)"
+	test -z "$(matrix_column "$R" mapsync | grep -v -x -e ok -e - || true)"
+check_eq "the virtio-pmem tests are expected skips at base" - "$(matrix_cell "$R" base flush)"
 
 # Broken fixture 1: a flush that succeeds without asking the host.
 fix=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
@@ -66,9 +64,11 @@ rc=0
 "${BB[@]}" --point refs/fixtures/flush-noop >"$T/noop.log" 2>&1 || rc=$?
 R=$(tail -n 1 "$T/noop.log")
 check_eq "a flush that never reaches the host fails the run" 1 "$rc"
-check_eq "the matrix names the broken point" "$(mgit rev-parse --short "$fix")" "$(cell "$R" commit "${fix:0:7}")"
-check_eq "its flush cell is FAIL" FAIL "$(cell "$R" flush "${fix:0:7}")"
-check "the log names the host check that caught it" grep -q 'MISMATCH host_flushes_reach_host' "$T/noop.log"
+check_eq "the matrix names the broken point" "$(mgit rev-parse --short "$fix")" "$(matrix_cell "$R" "${fix:0:7}" commit)"
+check_eq "its flush cell is FAIL" FAIL "$(matrix_cell "$R" "${fix:0:7}" flush)"
+check_eq "the failed run is results/bisect-boot/latest" "$R" "$(latest_results bisect-boot || true)"
+check_eq "... and the passed one is still results/bisect-boot/passed" "$PASSED" "$(passed_results bisect-boot || true)"
+check_grep "the log names the host check that caught it" 'MISMATCH host_flushes_reach_host' "$T/noop.log"
 
 # Broken fixture 2: a driver that crashes at probe.
 "$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
@@ -77,7 +77,7 @@ rc=0
 "${BB[@]}" --point refs/fixtures/probe-bug --timeout 240 >"$T/bug.log" 2>&1 || rc=$?
 R=$(tail -n 1 "$T/bug.log")
 check_eq "a kernel that crashes at probe fails the run" 1 "$rc"
-check_eq "its boot cell says panic" panic "$(tail -n +2 "$R/matrix.tsv" | cut -f6)"
+check_eq "its boot cell says panic" panic "$(matrix_column "$R" boot)"
 check "the console's last lines are in the report" grep -q 'fixture\|BUG\|invalid opcode' "$R"/points/*/boot.status
 
 # git bisect run finds the broken commit among the series' points.

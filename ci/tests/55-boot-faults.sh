@@ -39,7 +39,7 @@ rc=0
 "${RUN[@]}" --initrd "$T/ok.cpio.gz" --out "$T/badopt" --timeout 30 --qemu-arg -no-such-option || rc=$?
 check_eq "a bad QEMU option fails the boot" 1 "$rc"
 check_eq "a bad QEMU option is a qemu-error" qemu-error "$(head -n 1 "$T/badopt/boot.status")"
-check "QEMU's complaint is in the report" grep -q 'no-such-option' "$T/badopt/boot.status"
+check_grep "QEMU's complaint is in the report" 'no-such-option' "$T/badopt/boot.status"
 check_fails "a missing QEMU binary is named" "missing commands: /nonexistent/qemu-system-x86_64" \
 	env SERIES_QEMU=/nonexistent/qemu-system-x86_64 "${RUN[@]}" --initrd "$T/ok.cpio.gz" --out "$T/nobin"
 mkdir -p "$T/ro/main.img"

@@ -11,20 +11,15 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/posting.sh"
+. "$(dirname "$0")/../lib/results.sh"
 
 make_temp_dir T
 
 # A passing full run must be there: its builds and boots are the cache.
-passed_before() {
-	local d
-	for d in "$(results_root)"/2*; do
-		[ -f "$d/matrix.tsv" ] && grep -q '^reference' "$d/matrix.tsv" && ! grep -q FAIL "$d/matrix.tsv" && return 0
-	done
-	return 1
-}
-if ! passed_before; then
-	fail "a passing ci/bisect-boot.sh run to take the caches from" \
-		"none under $(results_root): run ci/tests/50-bisect-boot.sh first (this test never builds cold)"
+needs main-job
+if [ -z "$(matrix_cell "$(passed_results bisect-boot)" reference verdict)" ]; then
+	fail "the passing ci/bisect-boot.sh run to take the caches from has the reference" \
+		"$(passed_results bisect-boot) has no reference row: run ci/tests/50-bisect-boot.sh first (this test never builds cold)"
 	finish_test_file
 	exit 0
 fi

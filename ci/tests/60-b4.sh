@@ -13,6 +13,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/posting.sh"
 
+needs main-job
 make_temp_dir T
 DAEMON_PID=
 cleanup() {
@@ -35,18 +36,18 @@ cover=$(ls "$O"/mails/0000-*.eml)
 check "the cover is [PATCH v4 0/$n] kvm \"virtio pmem\" device" \
 	grep -q "^Subject: \[PATCH v4 0/$n\] kvm \"virtio pmem\" device" "$cover"
 check "the cover names the base commit" grep -q "^base-commit: $(mgit rev-parse base)" "$cover"
-check "the cover has the Changes since v3 list" grep -q '^Changes since v3' "$cover"
-check "the cover has the side-channel section" grep -q '^Page-cache side channels' "$cover"
-check "the cover's test figures are generated (the accelerator is named)" grep -qE '\((tcg|kvm)\) with two virtio-pmem-pci' "$cover"
+check_grep "the cover has the Changes since v3 list" '^Changes since v3' "$cover"
+check_grep "the cover has the side-channel section" '^Page-cache side channels' "$cover"
+check_grep "the cover's test figures are generated (the accelerator is named)" '\((tcg|kvm)\) with two virtio-pmem-pci' "$cover"
 check "no placeholder is left in the cover" bash -c "! grep -q '@TESTED_WITH@\|EDITME' '$cover'"
-check "the draft says it is not sendable" grep -q '^DRAFT: not sendable' "$O/DRAFT"
+check_grep "the draft says it is not sendable" '^DRAFT: not sendable' "$O/DRAFT"
 check_eq "series/v4 stays as replayed" "$series_before" "$(mgit rev-parse series/v4)"
 for m in "$O"/mails/0*.eml; do
 	name=$(basename "$m")
 	[[ $name != 0000-* ]] || continue
 	check_eq "$name: the sender's (tooling's) Signed-off-by is the last trailer" "Signed-off-by: $TOOL" \
 		"$(awk '/^---$/ { print last; exit } NF { last = $0 }' "$m")"
-	check "$name: changelog under ---" grep -q '^Changes since v3' "$m"
+	check_grep "$name: changelog under ---" '^Changes since v3' "$m"
 	out=$(cd "$SERIES_WORK/b4-draft" && PATH=/usr/bin:/bin:$PATH perl scripts/checkpatch.pl --strict --no-tree -q "$m" 2>&1) &&
 		pass "$name: checkpatch --strict clean" || fail "$name: checkpatch --strict clean" "$out"
 done
@@ -115,7 +116,7 @@ check "the ext4 topic holds the ext4 patch" \
 
 # Bad input: a clear message, and nothing written.
 b4_outputs() {
-	find "$(results_root)" -maxdepth 1 -name 'b4-*' | wc -l
+	find "$(results_root)/b4" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l
 }
 before=$(b4_outputs)
 : >"$T/empty.txt"
@@ -140,11 +141,11 @@ mails_sum() {
 	sed '/^Date: /d' "$1"/mails/*.eml | sha256sum
 }
 "${PREP[@]}" >"$T/again.log" 2>&1
-check "a re-run with nothing changed reuses the kept posting" grep -q '^prep.sh: reused the posting' "$T/again.log"
+check_grep "a re-run with nothing changed reuses the kept posting" '^prep.sh: reused the posting' "$T/again.log"
 check_eq "the reused posting has the same mails" "$(mails_sum "$O")" "$(mails_sum "$(tail -n 1 "$T/again.log")")"
 git -C "$SERIES_WORK/b4-draft" checkout -q -f -B b4/draft base
 "${PREP[@]}" >"$T/moved.log" 2>&1
-check "after the b4 branch moved, the posting is written afresh" grep -q '^prep.sh: wrote [0-9]* mails' "$T/moved.log"
+check_grep "after the b4 branch moved, the posting is written afresh" '^prep.sh: wrote [0-9]* mails' "$T/moved.log"
 check_eq "as posted again: series/v4 with the sender's Signed-off-by" \
 	"$(for c in $(mgit rev-list base..series/v4); do posted_message "$c" "$TOOL"; done)" \
 	"$(for c in $(mgit rev-list base..b4/draft); do mgit cat-file commit "$c" | sed '1,/^$/d'; done)"

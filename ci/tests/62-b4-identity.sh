@@ -15,6 +15,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/posting.sh"
+. "$(dirname "$0")/../lib/results.sh"
 
 REAL_MIRROR=$(mirror_dir)
 make_temp_dir T
@@ -103,10 +104,11 @@ EOF
 # Results of a passing run whose boots all came from the cache, written
 # before the results kept an accelerator file of their own.
 make_fixture_results() {
-	local r=$SERIES_WORK/results/20260101T000000Z
+	local r=$SERIES_WORK/results/bisect-boot/20260101T000000Z
 	mkdir -p "$r/points/00-base"
 	printf 'point\tcommit\tsubject\tchecks\tbuild\tboot\tverdict\nbase\t0\tbase\t-\tok\tok\tok\n' >"$r/matrix.tsv"
 	printf 'tcg\n' >"$r/points/00-base/accel"
+	mark_passed "$r"
 }
 
 PREP=("$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK" --cover "$T/cover.txt"
@@ -116,7 +118,7 @@ PREP=("$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK" --cover "$T/cover.txt"
 written_state() {
 	{
 		find "$SERIES_WORK" -path "$(mirror_dir)" -prune -o -print | sort
-		mgit for-each-ref --format='%(refname) %(objectname)'
+		refs_snapshot "$(mirror_dir)"
 		mgit config --local --list
 	} 2>&1
 }
@@ -161,7 +163,7 @@ rc=0
 "${PREP[@]}" --draft --out "$T/draft" >"$T/draft.log" 2>&1 || rc=$?
 check_eq "b4/prep.sh --draft writes the posting with no identity" 0 "$rc"
 [ "$rc" -eq 0 ] || tail -n 15 "$T/draft.log"
-check "the cover letter names the accelerator of cached boots" grep -q '(tcg) with two virtio-pmem-pci' "$T/draft/cover-letter.txt"
+check_grep "the cover letter names the accelerator of cached boots" '\(tcg\) with two virtio-pmem-pci' "$T/draft/cover-letter.txt"
 check "DRAFT says it is not sendable and why" grep -q "^DRAFT: not sendable" "$T/draft/DRAFT"
 check "DRAFT names the identity found" grep -qF "The sender identity found was ' <>' (no email address)" "$T/draft/DRAFT"
 mails=("$T"/draft/mails/000[1-9]-*.eml "$T/no-mail" "$T/no-mail")

@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# Booting, in one place: the accelerator, the test initramfs, QEMU's
+# version and the boot cache. Sourced after ci/lib/common.sh by the boot/
+# scripts and by the main job (for its estimate and its accelerator).
+
+# KVM counts only if it boots a kernel to its root-mount stage within
+# SERIES_KVM_PROBE_SECONDS: nested KVM here has hung at early boot.
+probe_kvm() {
+	local kernel=$1 log
+	[ -w /dev/kvm ] || return 1
+	log=$(mktemp)
+	timeout --kill-after=5 "${SERIES_KVM_PROBE_SECONDS:-20}" "$QEMU_BIN" \
+		-accel kvm -machine pc -m 256 -no-reboot -display none -monitor none \
+		-kernel "$kernel" -append "console=ttyS0 panic=-1" \
+		-serial "file:$log" </dev/null >/dev/null 2>&1 || true
+	if grep -q -e 'VFS: Unable to mount root' -e 'Run /init' -e 'No working init' "$log"; then
+		rm -f "$log"
+		return 0
+	fi
+	rm -f "$log"
+	return 1
+}
+
+# pick_accel auto|tcg|kvm KERNEL -> prints the accelerator to use. An auto
+# probe's answer is kept for SERIES_ACCEL_CACHE_MINUTES (360) in the work
+# directory, so 'git bisect run' does not probe at every step.
+pick_accel() {
+	local want=$1 kernel=$2 cache=$SERIES_WORK/cache/accel
+	case "$want" in
+	tcg) echo tcg ;;
+	kvm) probe_kvm "$kernel" || die "KVM was asked for but does not boot a guest here"; echo kvm ;;
+	*)
+		if [ -n "$(find "$cache" -mmin -"${SERIES_ACCEL_CACHE_MINUTES:-360}" 2>/dev/null)" ]; then
+			cat "$cache"
+			return 0
+		fi
+		mkdir -p "$(dirname "$cache")"
+		if probe_kvm "$kernel"; then echo kvm; else echo tcg; fi | tee "$cache"
+		;;
+	esac
+}
+
+# test_initramfs: the path of the test initramfs (boot/mkinitramfs.sh),
+# built once per change of its inputs.
+test_initramfs() {
+	local key out
+	key=$(cat "$SERIES_TOP/boot/init" "$SERIES_TOP/boot/tests/"*.[ch] "$SERIES_TOP/boot/mkinitramfs.sh" |
+		sha256sum | cut -c1-16)
+	out=$SERIES_WORK/cache/initramfs/$key.cpio.gz
+	[ -f "$out" ] || "$SERIES_TOP/boot/mkinitramfs.sh" --work "$SERIES_WORK" --out "$out" >&2
+	printf '%s\n' "$out"
+}
+
+
+qemu_version() {
+	"$QEMU_BIN" --version | head -n 1 | sed 's/ *Copyright.*//'
+}
+
+# boot_cache_dir KERNEL INITRD PROFILE [CMDLINE-ARG...]: where a boot that
+# passed is kept, keyed by everything it depends on: the kernel, the
+# initramfs, the profile, the kernel command line and the boot scripts.
+boot_cache_dir() {
+	local kernel=$1 initrd=$2 key
+	shift 2
+	key=$( (sha256sum "$kernel" "$initrd" | cut -d' ' -f1
+		printf '%s\n' "$@"
+		cat "$SERIES_TOP"/boot/{lib/boot.sh,boot-point.sh,run-qemu.sh,check-host.sh,fsync-fault.c}) |
+		sha256sum | cut -c1-16)
+	printf '%s/cache/boots/%s\n' "$SERIES_WORK" "$key"
+}
+
+# boot_cached KERNEL INITRD PROFILE [CMDLINE-ARG...]: true when that boot
+# passed before and its entry says what ran it (accelerator, QEMU version).
+boot_cached() {
+	local cache
+	cache=$(boot_cache_dir "$@")
+	[ -f "$cache/boot.status" ] && [ -s "$cache/qemu-version" ] && [ -s "$cache/accel" ]
+}
