@@ -41,6 +41,7 @@
 #                         it cannot be built
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/build.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/posting.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/results.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../boot/lib/boot.sh"

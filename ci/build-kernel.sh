@@ -12,6 +12,7 @@
 # not rebuilt. The build log goes to stderr.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/build.sh"
 
 REV='' FRAGMENT=$SERIES_TOP/boot/guest.config NAME='' MAKE_ARGS=''
 

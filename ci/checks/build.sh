@@ -14,6 +14,7 @@
 # Inputs: boot/guest.config boot/modules.config
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/build.sh"
 . "$(dirname "$0")/../lib/checks.sh"
 
 CONFIGS=(guest modules)

@@ -10,6 +10,7 @@
 # the patch adds. Contract: ci/lib/checks.sh.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/build.sh"
 . "$(dirname "$0")/../lib/checks.sh"
 . "$(dirname "$0")/../lib/posting.sh"
 

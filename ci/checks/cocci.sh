@@ -10,6 +10,7 @@
 # Inputs: cocci/run.sh cocci/*.cocci
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/build.sh"
 . "$(dirname "$0")/../lib/checks.sh"
 
 # extract REV DIR: the touched C files as they are at REV

@@ -11,6 +11,7 @@
 # Inputs: ci/checks/subsystems.tsv
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/build.sh"
 . "$(dirname "$0")/../lib/checks.sh"
 . "$(dirname "$0")/../lib/posting.sh"
 

@@ -10,6 +10,7 @@
 # Inputs: boot/ppc64le.config
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/build.sh"
 . "$(dirname "$0")/../lib/checks.sh"
 
 CROSS=(ARCH=powerpc CROSS_COMPILE=powerpc64le-linux-gnu-)

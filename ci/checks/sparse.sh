@@ -9,6 +9,7 @@
 # Inputs: boot/guest.config
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/build.sh"
 . "$(dirname "$0")/../lib/checks.sh"
 
 sparse_at() {

@@ -8,7 +8,7 @@
 # 2 (an error: the commit does not build, a tool failed). Findings are
 # compared with the same check on the parent, with line numbers dropped, so
 # warnings already in the tree never count against a commit.
-# Needs common.sh.
+# Needs common.sh and build.sh.
 
 CHECK_NAME=$(basename "$0" .sh)
 CHECK_COMMIT='' CHECK_PARENT='' CHECK_OUT=''

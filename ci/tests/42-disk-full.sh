@@ -7,6 +7,7 @@
 # Slow: a kernel build into a small tmpfs (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/build.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
 make_temp_dir T

@@ -5,6 +5,7 @@
 # DISTCC_HOSTS nothing goes there, and what ccache has never leaves it.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/build.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
 need_cmds distcc distccd

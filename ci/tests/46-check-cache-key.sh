@@ -31,7 +31,8 @@ check "build: editing boot/modules.config gives a new key" changes build boot/mo
 check "sparse: editing boot/guest.config gives a new key" changes sparse boot/guest.config
 check "ppc64le: editing boot/ppc64le.config gives a new key" changes ppc64le boot/ppc64le.config
 check "hygiene: editing ci/checks/subsystems.tsv gives a new key" changes hygiene ci/checks/subsystems.tsv
-check "every check: editing ci/lib/common.sh (kmake) gives a new key" changes build ci/lib/common.sh
+check "every check: editing ci/lib/common.sh gives a new key" changes build ci/lib/common.sh
+check "every check: editing ci/lib/build.sh (kmake) gives a new key" changes cocci ci/lib/build.sh
 check "checkpatch: editing ci/lib/posting.sh gives a new key" changes checkpatch ci/lib/posting.sh
 check_eq "build: editing the cover letter keeps the key" "$(key build)" \
 	"$(printf '\n' >>"$T/b4/cover-letter.txt" && key build)"
