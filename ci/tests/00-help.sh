@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every entry point answers --help with its usage, and refuses an unknown
-# option with a non-zero exit.
+# option with a non-zero exit; the README's layout table names every
+# script and library.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -15,6 +16,15 @@ for script in "$SERIES_TOP"/{base,ci,boot,b4,cocci}/*.sh; do
 		fail "$name --help" "exit $rc: $(head -n 2 <<<"$out" | tr '\n' ' ')"
 	fi
 	check_fails "$name refuses an unknown option" "unknown argument|usage" "$script" --no-such-option
+done
+
+# The README's layout table names every script and library (or its folder).
+names_in_readme() {
+	grep -qF -e "\`$1\`" -e "\`$(dirname "$1")/\`" "$SERIES_TOP/README.md"
+}
+for script in "$SERIES_TOP"/{base,ci,ci/lib,ci/checks,boot,boot/lib,b4,cocci}/*.sh; do
+	name=${script#"$SERIES_TOP"/}
+	check "README.md names $name" names_in_readme "$name"
 done
 
 finish_test_file
