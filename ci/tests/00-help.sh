@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every entry point answers --help with its usage, and refuses an unknown
 # option with a non-zero exit; the README's layout table names every
-# script and library.
+# script and library, its settings table every SERIES_* variable.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -26,5 +26,10 @@ for script in "$SERIES_TOP"/{base,ci,ci/lib,ci/checks,boot,boot/lib,b4,cocci}/*.
 	name=${script#"$SERIES_TOP"/}
 	check "README.md names $name" names_in_readme "$name"
 done
+
+# The README's settings table names every SERIES_* variable a script reads.
+while read -r var; do
+	check "README.md's Settings name $var" grep -qF "\`$var\`" "$SERIES_TOP/README.md"
+done < <(cd "$SERIES_TOP" && git ls-files '*.sh' | xargs grep -ohE 'SERIES_[A-Z_]+' | sort -u)
 
 finish_test_file
