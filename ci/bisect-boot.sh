@@ -195,6 +195,7 @@ stage_boot() {
 	start=$(now_s)
 	if ! boot_cached "$KERNEL" "$INITRD" fast; then pick_accelerator; fi
 	line=$(boot_point "$dir" fast "boot of $(point_name "$i")") || rc=$?
+	[ -n "$line" ] || line="FAIL: boot/boot-point.sh stopped with status $rc"
 	progress "$(point_name "$i")" boot "$line" "$(elapsed_since "$start")"
 	STAGE_OK=yes
 	[ "$rc" -eq 0 ] || STAGE_OK=no
@@ -240,8 +241,9 @@ stage_debug_boot() {
 	mkdir -p "$ddir"
 	if ! boot_cached "$KERNEL" "$INITRD" debug; then pick_accelerator; fi
 	line=$(boot_point "$ddir" debug "debug boot of $(point_name "$i")") || true
+	[ -n "$line" ] || line="FAIL: boot/boot-point.sh stopped"
 	progress "$(point_name "$i")" debug "$line" "$(elapsed_since "$start")"
-	status=$(head -n 1 "$ddir/boot.status")
+	status=$(head -n 1 "$ddir/boot.status" 2>/dev/null || echo missing)
 	if out=$("$SERIES_TOP/boot/evaluate.sh" --profile debug "$ddir" "${POINT_COL[$i]}" 2>&1); then
 		cat "$ddir/groups.tsv" >>"$dir/groups.tsv"
 		[ "$status" = ok ] || { STAGE_OK=no; return 0; }

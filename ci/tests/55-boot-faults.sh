@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# boot/run-qemu.sh against guests that go wrong (boot/fixtures/init-*) and
-# QEMUs that cannot start: each is a failed boot with a named status, a
-# bounded time and the console's tail in boot.status, never a pass.
+# boot/run-qemu.sh and boot/boot-point.sh against guests that go wrong
+# (boot/fixtures/init-*) and QEMUs that cannot start: each is a failed boot
+# with a named status, a bounded time and the console's tail in
+# boot.status, never a pass, and boot-point never caches it.
 # Slow: a kernel build and boots (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
@@ -47,5 +48,22 @@ check_fails "a backing file that cannot be created is named" "cannot create back
 	"${RUN[@]}" --initrd "$T/ok.cpio.gz" --out "$T/ro"
 check_fails "a missing kernel is named" "kernel .*nokernel not found" \
 	"$SERIES_TOP/boot/run-qemu.sh" --kernel "$T/nokernel" --initrd "$T/ok.cpio.gz" --out "$T/nok"
+
+# boot/boot-point.sh, the main job's entry: one line, the status, no cache
+# of a failed boot, and a QEMU that does not run named in boot.status.
+BP=("$SERIES_TOP/boot/boot-point.sh" --work "$SERIES_WORK" --accel tcg --kernel "$KERNEL" --timeout 20)
+for n in 1 2; do
+	rc=0
+	"${BP[@]}" --initrd "$T/hang.cpio.gz" --out "$T/bp$n" >"$T/bp$n.line" || rc=$?
+	check_eq "boot-point, try $n: a hung guest fails" 1 "$rc"
+	check_grep "boot-point, try $n: its one line says FAIL: timeout" '^FAIL: timeout \([0-9.]+s\); console tail in ' "$T/bp$n.line"
+done
+check "boot-point: the failed boot was not cached (the second try booted again)" \
+	test ! -e "$T/bp2/boot.cached" -a -s "$T/bp2/console.log"
+rc=0
+env SERIES_QEMU=/nonexistent/qemu-system-x86_64 "${BP[@]}" --initrd "$T/ok.cpio.gz" --out "$T/bpq" >"$T/bpq.line" || rc=$?
+check_eq "boot-point: a missing QEMU fails the boot" 1 "$rc"
+check_grep "boot-point: ... as a qemu-error" '^FAIL: qemu-error' "$T/bpq.line"
+check_grep "boot-point: ... with run-qemu.sh's message in boot.status" 'missing commands: /nonexistent/qemu-system-x86_64' "$T/bpq/boot.status"
 
 finish_test_file
