@@ -109,9 +109,12 @@ check_local_maintainers() {
 # matches_a_file PATTERN: a file, a directory (ending in /) or a glob;
 # only the files under its literal directory are listed.
 matches_a_file() {
-	local pattern=$1 dir f
+	local pattern=$1 dir f files
 	dir=${pattern%%[*?]*}
 	[[ $dir == */* ]] && dir=${dir%/*} || dir=
+	# listed whole first: a loop that stops at the first match would leave
+	# git writing into a closed pipe
+	files=$(mgit ls-tree -r --name-only "$SERIES" ${dir:+-- "$dir"})
 	while IFS= read -r f; do
 		case "$pattern" in
 		*/) [[ $f == "$pattern"* ]] && return 0 ;;
@@ -119,7 +122,7 @@ matches_a_file() {
 			# shellcheck disable=SC2053 # the pattern is a glob on purpose
 			[[ $f == $pattern ]] && return 0 ;;
 		esac
-	done < <(mgit ls-tree -r --name-only "$SERIES" ${dir:+-- "$dir"})
+	done <<<"$files"
 	return 1
 }
 
