@@ -413,7 +413,7 @@ reuse_posting() {
 
 # The output directory, last; the default one is b4's latest.
 print_output() {
-	[ "$OUT_IS_RESULT" = no ] || link_latest "$OUT"
+	[ "$OUT_IS_RESULT" = no ] || results_link "$OUT" latest
 	printf '%s\n' "$OUT"
 }
 

@@ -99,7 +99,7 @@ main() {
 	mkdir -p "$OUT"
 	local cache
 	cache=$(boot_cache_dir "$KERNEL" "$INITRD" "$PROFILE" "${CMDLINE_ARGS[@]}")
-	if [ "$CACHE" = yes ] && boot_cached "$KERNEL" "$INITRD" "$PROFILE" "${CMDLINE_ARGS[@]}"; then
+	if [ "$CACHE" = yes ] && boot_cache_complete "$cache"; then
 		copy_from_cache "$cache"
 	else
 		boot_fresh "$cache"

@@ -210,7 +210,7 @@ main() {
 		RESULTS=$("$SERIES_TOP/ci/bisect-boot.sh" --work "$SERIES_WORK" | tail -n 1)
 	fi
 	[ -z "$kind" ] || secs=$(elapsed_since "$start")
-	[ -n "$RESULTS" ] || RESULTS=$(latest_results bisect-boot || true)
+	[ -n "$RESULTS" ] || RESULTS=$(linked_results bisect-boot latest || true)
 	[ -n "$RESULTS" ] && [ -f "$RESULTS/progress.tsv" ] ||
 		die "no ci/bisect-boot.sh results with progress.tsv under $(results_root): run it first"
 	{

@@ -69,10 +69,14 @@ boot_cache_dir() {
 	printf '%s/cache/boots/%s\n' "$SERIES_WORK" "$key"
 }
 
+# boot_cache_complete DIR: true when the entry DIR holds a boot that passed
+# and says what ran it (accelerator, QEMU version)
+boot_cache_complete() {
+	[ -f "$1/boot.status" ] && [ -s "$1/qemu-version" ] && [ -s "$1/accel" ]
+}
+
 # boot_cached KERNEL INITRD PROFILE [CMDLINE-ARG...]: true when that boot
-# passed before and its entry says what ran it (accelerator, QEMU version).
+# passed before (see boot_cache_dir)
 boot_cached() {
-	local cache
-	cache=$(boot_cache_dir "$@")
-	[ -f "$cache/boot.status" ] && [ -s "$cache/qemu-version" ] && [ -s "$cache/accel" ]
+	boot_cache_complete "$(boot_cache_dir "$@")"
 }

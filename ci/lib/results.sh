@@ -13,9 +13,18 @@ results_dir_name() {
 	printf '%s/%s/%s%s\n' "$(results_root)" "$1" "$(date -u +%Y%m%dT%H%M%SZ)" "${2:+-$2}"
 }
 
-# link_latest DIR: DIR (a KIND/TIME folder) is KIND's newest
-link_latest() {
-	ln -sfn "$(basename "$1")" "$(dirname "$1")/latest"
+# results_link DIR NAME: KIND/NAME (latest: the newest; passed: the newest
+# that passed) names DIR, a KIND/TIME folder
+results_link() {
+	ln -sfn "$(basename "$1")" "$(dirname "$1")/$2"
+}
+
+# linked_results KIND NAME: the folder KIND/NAME names; fails when none
+linked_results() {
+	local link
+	link=$(results_root)/$1/$2
+	[ -d "$link" ] || return 1
+	realpath "$link"
 }
 
 # new_results_dir KIND [SUFFIX]: makes the run's folder, points
@@ -24,29 +33,15 @@ new_results_dir() {
 	local dir
 	dir=$(results_dir_name "$@")
 	mkdir -p "$dir"
-	link_latest "$dir"
+	results_link "$dir" latest
 	printf '%s\n' "$dir"
 }
 
-# latest_results KIND: the newest run's folder; fails when there is none
-latest_results() {
-	local link
-	link=$(results_root)/$1/latest
-	[ -d "$link" ] || return 1
-	realpath "$link"
-}
-
-# mark_passed DIR: DIR (a KIND/TIME folder) is the newest that passed
-mark_passed() {
-	ln -sfn "$(basename "$1")" "$(dirname "$1")/passed"
-}
-
-# passed_results KIND: the newest folder mark_passed named; fails when none
+# passed_results KIND: KIND/passed, when its matrix passed; fails otherwise
 passed_results() {
-	local link
-	link=$(results_root)/$1/passed
-	[ -d "$link" ] && matrix_passed "$link" || return 1
-	realpath "$link"
+	local dir
+	dir=$(linked_results "$1" passed) && matrix_passed "$dir" || return 1
+	printf '%s\n' "$dir"
 }
 
 # matrix_cell DIR ROW COLUMN: the cell of DIR/matrix.tsv in the row whose

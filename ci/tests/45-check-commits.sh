@@ -8,7 +8,6 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
-. "$(dirname "$0")/../lib/results.sh"
 
 make_temp_dir T
 CC=("$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK")

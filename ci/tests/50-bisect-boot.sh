@@ -7,7 +7,6 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
-. "$(dirname "$0")/../lib/results.sh"
 
 make_temp_dir T
 cleanup() {
@@ -23,7 +22,7 @@ R=$(tail -n 1 "$T/full.log")
 check_eq "ci/bisect-boot.sh passes end to end" 0 "$rc"
 [ "$rc" -eq 0 ] || tail -n 40 "$T/full.log"
 check "the results directory has matrix.tsv" test -f "$R/matrix.tsv"
-check_eq "the run is results/bisect-boot/latest" "$R" "$(latest_results bisect-boot || true)"
+check_eq "the run is results/bisect-boot/latest" "$R" "$(linked_results bisect-boot latest || true)"
 check_eq "the run passed: it is results/bisect-boot/passed" "$R" "$(passed_results bisect-boot || true)"
 PASSED=$R
 n=$(mgit rev-list --count base..series/v4)
@@ -66,7 +65,7 @@ R=$(tail -n 1 "$T/noop.log")
 check_eq "a flush that never reaches the host fails the run" 1 "$rc"
 check_eq "the matrix names the broken point" "$(mgit rev-parse --short "$fix")" "$(matrix_cell "$R" "${fix:0:7}" commit)"
 check_eq "its flush cell is FAIL" FAIL "$(matrix_cell "$R" "${fix:0:7}" flush)"
-check_eq "the failed run is results/bisect-boot/latest" "$R" "$(latest_results bisect-boot || true)"
+check_eq "the failed run is results/bisect-boot/latest" "$R" "$(linked_results bisect-boot latest || true)"
 check_eq "... and the passed one is still results/bisect-boot/passed" "$PASSED" "$(passed_results bisect-boot || true)"
 check_grep "the log names the host check that caught it" 'MISMATCH host_flushes_reach_host' "$T/noop.log"
 

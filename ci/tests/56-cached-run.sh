@@ -11,7 +11,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/posting.sh"
-. "$(dirname "$0")/../lib/results.sh"
 
 make_temp_dir T
 

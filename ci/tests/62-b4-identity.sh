@@ -15,7 +15,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/posting.sh"
-. "$(dirname "$0")/../lib/results.sh"
 
 REAL_MIRROR=$(mirror_dir)
 make_temp_dir T
@@ -108,7 +107,7 @@ make_fixture_results() {
 	mkdir -p "$r/points/00-base"
 	printf 'point\tcommit\tsubject\tchecks\tbuild\tboot\tverdict\nbase\t0\tbase\t-\tok\tok\tok\n' >"$r/matrix.tsv"
 	printf 'tcg\n' >"$r/points/00-base/accel"
-	mark_passed "$r"
+	results_link "$r" passed
 }
 
 PREP=("$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK" --cover "$T/cover.txt"
