@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Usage: boot/boot-point.sh --kernel BZIMAGE --out DIR [--initrd FILE]
-#                           [--profile fast|debug] [--accel auto|tcg|kvm]
+#                           [--profile fast|debug|clients]
+#                           [--accel auto|tcg|kvm]
 #                           [--timeout SECONDS] [--cmdline ARG]...
 #                           [--no-cache] [--keep-images] [--work DIR] [--help]
 #
@@ -89,6 +90,7 @@ boot_fresh() {
 	if [ "$CACHE" = yes ]; then
 		mkdir -p "$cache"
 		cp "${CACHED_FILES[@]/#/$OUT/}" "$cache/"
+		[ ! -d "$OUT/guest" ] || cp -r "$OUT/guest" "$cache/"
 	fi
 	printf 'ok (%ss, %s)\n' "$(cat "$OUT/boot.seconds")" "$(cat "$OUT/accel")"
 }

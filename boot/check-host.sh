@@ -34,6 +34,13 @@
 #   host_stray_notify_once    the NEEDS_RESET injection ran: one stray
 #                             notification, one "missing request data" in
 #                             qemu.log, one request never answered
+# and, for the clients profile (boot/clients/run-clients.sh):
+#   host_client_flushes_answered  every fsync run of fio and the PMDK probe's
+#                             persist on virtio-pmem (their spans of the
+#                             trace log, DIR/guest/runs.tsv) reached the
+#                             host as flush requests, each answered
+#   host_pmdk_data_in_backing_file  main.img holds what the PMDK probe
+#                             persisted on virtio-pmem
 # A check whose guest side did not run is a skip. Exits 1 if any check fails.
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
@@ -214,6 +221,40 @@ check_blk_data() {
 	fi
 }
 
+# span_flushes START END: "REQUESTS RESPONSES" of the trace log's lines
+# START+1..END
+span_flushes() {
+	awk -v a="$1" -v b="$2" 'NR > a && NR <= b && /virtio_pmem_flush_request/ { q++ }
+		NR > a && NR <= b && /virtio_pmem_response/ { r++ }
+		END { print q + 0, r + 0 }' "$DIR/trace.log" 2>/dev/null || echo 0 0
+}
+
+check_client_flushes() {
+	local runs=$DIR/guest/runs.tsv name start end rc q r bad=""
+	if [ ! -s "$runs" ]; then
+		tap skip host_client_flushes_answered "no clients run"
+		return
+	fi
+	while IFS=$'\t' read -r name start end rc; do
+		case "$name" in fio-psync-* | fio-uring-* | pmdk-virtio) ;; *) continue ;; esac
+		read -r q r < <(span_flushes "$start" "$end")
+		[ "$rc" = 0 ] && [ "$q" -gt 0 ] && [ "$q" -eq "$r" ] ||
+			bad="$bad $name (status $rc, requests $q, responses $r)"
+	done <"$runs"
+	if [ -z "$bad" ]; then tap ok host_client_flushes_answered; else
+		tap fail host_client_flushes_answered "flushes not as they must be:$bad"; fi
+}
+
+check_pmdk_data() {
+	if [ "$(guest_result pmdk_is_pmem_virtio)" = missing ]; then
+		tap skip host_pmdk_data_in_backing_file "the PMDK probe did not run"
+	elif grep -a -q -F "vpmem-pmdk-$(cat "$DIR/token")" "$DIR/main.img" 2>/dev/null; then
+		tap ok host_pmdk_data_in_backing_file
+	else
+		tap fail host_pmdk_data_in_backing_file "main.img does not hold what the PMDK probe persisted"
+	fi
+}
+
 main() {
 	case "${1:-}" in
 	-h | --help) usage_from_header "$0"; exit 0 ;;
@@ -225,7 +266,7 @@ main() {
 	need_cmds debugfs cmp dd
 	{
 		echo "TAP version 13"
-		echo "1..8"
+		echo "1..10"
 		count_figures
 		check_flushes
 		check_fsync_error
@@ -234,6 +275,8 @@ main() {
 		check_outstanding
 		check_soak
 		check_stray
+		check_client_flushes
+		check_pmdk_data
 	} | tee "$DIR/host.tap"
 	! grep -q '^not ok' "$DIR/host.tap"
 }

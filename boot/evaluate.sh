@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Usage: boot/evaluate.sh DIR COLUMN [--expected FILE] [--profile fast|debug]
-#                         [--help]
+# Usage: boot/evaluate.sh DIR COLUMN [--expected FILE]
+#                         [--profile fast|debug|clients] [--help]
 #
 # Compares the results of one boot in DIR (tap.log from the guest, host.tap
-# from boot/check-host.sh) with column COLUMN of boot/expected.tsv (base,
+# from boot/check-host.sh, compare.tap when the main job compared the boot
+# with another) with column COLUMN of boot/expected.tsv (base,
 # 1..9, reference, or "final" for the last numbered column). Only the rows
-# of the boot's profile count: --profile debug (a boot of run-qemu.sh
-# --profile debug) judges the rows of the groups listed on the file's
-# "# profile debug:" line, the default fast profile every other row. Writes
+# of the boot's profile count: --profile debug or clients (a boot of
+# run-qemu.sh with that profile) judges the rows of the groups listed on the
+# file's "# profile NAME:" line, the default fast profile every row of no
+# such group. Writes
 #   DIR/details.tsv  test, group, expected, observed, verdict (match/MISMATCH)
 #   DIR/groups.tsv   group, cell: ok, xfail (failed as expected), - (skipped
 #                    as expected), FAIL (anything not as expected)
@@ -41,9 +43,10 @@ resolve_column() {
 	printf '%s\n' "$col"
 }
 
-# The groups of the debug profile: "# profile debug: GROUP..." in EXPECTED.
-debug_groups() {
-	sed -n 's/^# profile debug:[[:space:]]*//p' "$EXPECTED" | head -n 1
+# profile_groups [NAME]: the groups of profile NAME ("# profile NAME:
+# GROUP..." in EXPECTED), or of every named profile
+profile_groups() {
+	sed -n "s/^# profile ${1:-[a-z]*}:[[:space:]]*//p" "$EXPECTED" | paste -sd' '
 }
 
 # own_option ARG...: this script's own options (see parse_options, common.sh)
@@ -61,18 +64,22 @@ main() {
 	local dir="" col="" args=()
 	parse_options own_option "$@"
 	[ ${#args[@]} -eq 2 ] || die "usage: boot/evaluate.sh DIR COLUMN"
-	case "$PROFILE" in fast | debug) ;; *) die "--profile must be fast or debug" ;; esac
+	case "$PROFILE" in fast | debug | clients) ;; *) die "--profile must be fast, debug or clients" ;; esac
 	dir=${args[0]}
 	[ -d "$dir" ] || die "$dir: no such results directory"
 	col=$(resolve_column "${args[1]}")
-	observed_results "$dir/tap.log" "$dir/host.tap" >"$dir/observed.tsv"
+	observed_results "$dir/tap.log" "$dir/host.tap" "$dir/compare.tap" >"$dir/observed.tsv"
 	awk -F'\t+' -v col="$col" -v details="$dir/details.tsv" -v groups="$dir/groups.tsv" \
-		-v debug="$(debug_groups)" -v profile="$PROFILE" '
-		BEGIN { n = split(debug, d, " "); for (i = 1; i <= n; i++) dg[d[i]] = 1 }
+		-v named="$(profile_groups)" -v mine="$(profile_groups "$PROFILE")" -v profile="$PROFILE" '
+		BEGIN {
+			n = split(named, d, " "); for (i = 1; i <= n; i++) other[d[i]] = 1
+			n = split(mine, d, " "); for (i = 1; i <= n; i++) own[d[i]] = 1
+		}
 		FILENAME == ARGV[1] { obs[$1] = $2; next }
 		/^# test/ { sub(/^# /, ""); for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
 		/^#/ || NF < 3 { next }
-		(profile == "debug") != ($2 in dg) { next }
+		profile == "fast" && ($2 in other) { next }
+		profile != "fast" && !($2 in own) { next }
 		{
 			name = $1; group = $2; want = $c
 			got = (name in obs) ? obs[name] : "missing"

@@ -2,10 +2,12 @@
 # Usage: boot/mkinitramfs.sh --out FILE [--init FILE] [--work DIR] [--help]
 #
 # Builds the test initramfs (gzip'ed cpio): busybox-static, boot/init, the
-# in-guest TAP tests, the debug profile's tests and the benchmark
-# (boot/tests/pmem_{tests,debug,bench}.c, built static against the
+# in-guest TAP tests and the debug profile's tests
+# (boot/tests/pmem_{tests,debug}.c, built static against the
 # kselftest harness of the newest import in the mirror) and the host's
-# mke2fs and mkfs.xfs with the shared libraries they need. --init puts
+# mke2fs and mkfs.xfs with the shared libraries they need, and the clients
+# profile's script and PMDK probe (boot/clients/, run in the guest from the
+# host's root, so dynamically linked). --init puts
 # another /init in (the fault tests use boot/fixtures/init-*).
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
@@ -43,11 +45,22 @@ fetch_harness() {
 
 build_tests() {
 	local root=$1 inc=$2 prog
-	for prog in pmem_tests pmem_debug pmem_bench; do
+	for prog in pmem_tests pmem_debug; do
 		gcc -static -O2 -Wall -Wno-format-truncation -I"$inc" \
 			-o "$root/$prog" "$SERIES_TOP/boot/tests/$prog.c" -lpthread ||
 			die "boot/tests/$prog.c does not build"
 	done
+}
+
+# The clients profile's script and PMDK probe, run in the guest from a
+# chroot of the host's root: the probe links Debian's libpmem and libpmem2
+# dynamically, as applications do.
+build_clients() {
+	local root=$1
+	mkdir -p "$root/clients"
+	install -m 0755 "$SERIES_TOP/boot/clients/run-clients.sh" "$root/clients/run-clients.sh"
+	gcc -O2 -Wall -o "$root/clients/pmdk-probe" "$SERIES_TOP/boot/clients/pmdk-probe.c" -lpmem -lpmem2 ||
+		die "boot/clients/pmdk-probe.c does not build (install libpmem-dev and libpmem2-dev)"
 }
 
 # Copy a dynamic binary and every library ldd names into root.
@@ -82,6 +95,7 @@ main() {
 	fetch_harness "$tmp/include"
 	populate_root "$tmp/root"
 	build_tests "$tmp/root" "$tmp/include"
+	build_clients "$tmp/root"
 	mkdir -p "$(dirname "$OUT")"
 	(cd "$tmp/root" && find . -print0 | sort -z |
 		cpio --null -o -H newc --reproducible --quiet) | gzip -n -9 >"$OUT.tmp"

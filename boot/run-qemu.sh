@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Usage: boot/run-qemu.sh --kernel BZIMAGE --initrd FILE --out DIR
 #                         [--timeout SECONDS] [--accel auto|tcg|kvm]
-#                         [--profile fast|debug]
+#                         [--profile fast|debug|clients]
 #                         [--qemu-arg ARG]... [--cmdline ARG]... [--help]
 #
 # Boots one kernel in QEMU with the test devices and runs the in-guest tests:
@@ -16,12 +16,19 @@
 # console's last lines when it is not ok. Exits 0 only for ok. A console
 # or TAP log over 1 MiB (a guest flooding its console) keeps its last MiB.
 # --qemu-arg adds an argument to QEMU's command line, --cmdline one to the
-# kernel's (vpmem_mode=bench runs the driver benchmark); both repeatable.
+# kernel's (vpmem_fio_seconds=N sets the clients profile's fio runs);
+# both repeatable.
 # --profile debug (default fast) runs the debug profile's tests instead
 # (boot/tests/pmem_debug.c: soak, NEEDS_RESET injection) with
 # "vpmem_mode=debug slub_debug=FZP" on the kernel command line and the main
 # device's backing file on tmpfs (SERIES_TMPFS, default /dev/shm; deleted
-# after the boot). DIR/profile names the profile.
+# after the boot). --profile clients runs the real clients instead
+# (boot/clients/run-clients.sh: fio, ndctl, daxctl, pmempool, PMDK) with
+# "vpmem_mode=clients": the host's root shared read-only over virtio-9p
+# (tag hostroot), DIR/guest shared writable (tag results) for their raw
+# outputs, and QEMU's trace log written there during the boot (the guest
+# marks each fio run's span of it) and moved to DIR/trace.log after.
+# DIR/profile names the profile.
 #
 # SERIES_QEMU names another QEMU binary (default qemu-system-x86_64).
 #
@@ -34,7 +41,7 @@ set -euo pipefail
 
 KERNEL='' INITRD='' OUT='' TIMEOUT=300 ACCEL=auto PROFILE=fast
 declare -a EXTRA_ARGS=() CMDLINE_ARGS=()
-MAIN_IMG="" TMPFS_DIR=""
+MAIN_IMG="" TMPFS_DIR="" TRACE_LOG=""
 LOG_CAP=1048576
 DEBUG_EXIT_OK=33
 MAIN_SIZE=512M
@@ -63,12 +70,21 @@ parse_args() {
 	[ -r "$KERNEL" ] || die "kernel $KERNEL not found"
 	[ -r "$INITRD" ] || die "initramfs $INITRD not found"
 	case "$ACCEL" in auto | tcg | kvm) ;; *) die "--accel must be auto, tcg or kvm" ;; esac
-	case "$PROFILE" in fast | debug) ;; *) die "--profile must be fast or debug" ;; esac
+	case "$PROFILE" in fast | debug | clients) ;; *) die "--profile must be fast, debug or clients" ;; esac
 }
 
 # The debug profile: its tests, slab poisoning, the main image on tmpfs.
+# The clients profile: its tests, the trace log in the results share.
 apply_profile() {
 	MAIN_IMG=$OUT/main.img
+	TRACE_LOG=$OUT/trace.log
+	if [ "$PROFILE" = clients ]; then
+		[[ $OUT != *,* ]] || die "--out $OUT: QEMU's -virtfs cannot take a path with a comma"
+		CMDLINE_ARGS+=(vpmem_mode=clients)
+		rm -rf "$OUT/guest"
+		mkdir -p "$OUT/guest"
+		TRACE_LOG=$OUT/guest/trace.log
+	fi
 	[ "$PROFILE" = debug ] || return 0
 	CMDLINE_ARGS+=(vpmem_mode=debug slub_debug=FZP)
 	local tmpfs=${SERIES_TMPFS:-/dev/shm}
@@ -100,7 +116,10 @@ qemu_args() {
 		-device virtio-pmem-pci,memdev=vpmem-main,id=vpmem0 \
 		-object "memory-backend-file,id=vpmem-faulty,share=on,mem-path=$OUT/faulty.img,size=$FAULTY_SIZE" \
 		-device virtio-pmem-pci,memdev=vpmem-faulty,id=vpmem1 \
-		-trace 'virtio_pmem*' -D "$OUT/trace.log"
+		-trace 'virtio_pmem*' -D "$TRACE_LOG"
+	[ "$PROFILE" != clients ] ||
+		printf '%s\n' -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on \
+			-virtfs "local,path=$OUT/guest,mount_tag=results,security_model=none"
 	[ ${#EXTRA_ARGS[@]} -eq 0 ] || printf '%s\n' "${EXTRA_ARGS[@]}"
 }
 
@@ -158,6 +177,7 @@ main() {
 		timeout --kill-after=10 "$TIMEOUT" "$QEMU_BIN" "${args[@]}" \
 		</dev/null >"$OUT/qemu.log" 2>&1 || rc=$?
 	elapsed_since "$start" >"$OUT/boot.seconds"
+	[ "$TRACE_LOG" = "$OUT/trace.log" ] || mv "$TRACE_LOG" "$OUT/trace.log" 2>/dev/null || true
 	cap_log "$OUT/console.log"
 	cap_log "$OUT/tap.log"
 	# Serial lines end in CR LF.

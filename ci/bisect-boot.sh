@@ -18,6 +18,11 @@
 #   debug   the last commit and the reference only: one more boot with the
 #           debug profile (boot/run-qemu.sh --profile debug: slab poisoning,
 #           the flush soak, the NEEDS_RESET injection), in points/*/debug
+#   clients the last commit and the reference only: a kernel built with
+#           boot/clients.config on top, booted with the clients profile
+#           (Debian's fio, ndctl, daxctl, pmempool and PMDK in the guest,
+#           from the host's root over virtio-9p), in points/*/clients; the
+#           reference's ndctl list is compared with the tip's
 # and judges each result against boot/expected.tsv (boot/evaluate.sh).
 # When every point passed, it writes the v4 posting with b4/prep.sh (b4/ in
 # the results directory), the matrix's figures in its cover letter.
@@ -226,12 +231,15 @@ point_name() {
 	printf '%s %s' "${POINT_LABEL[$i]}" "$(subject_of "${POINT_REV[$i]}" | cut -c1-24)"
 }
 
-# The debug profile's boot (boot/run-qemu.sh --profile debug: slab
-# poisoning, the soak, the NEEDS_RESET injection) for the last series point
-# and the reference only, into DIR/debug; judged by the debug rows of
-# boot/expected.tsv, whose group cells join DIR/groups.tsv (other points
-# show -). Cached like stage_boot's boots, under a key of its own.
-is_debug_point() {
+# The tip (the last series point) and the reference get two more boots:
+# the debug profile (boot/run-qemu.sh --profile debug: slab poisoning, the
+# soak, the NEEDS_RESET injection) and the clients profile (Debian's fio,
+# ndctl, daxctl, pmempool and PMDK in the guest, on a kernel built with
+# boot/clients.config on top), into DIR/debug and DIR/clients; each judged
+# by its profile's rows of boot/expected.tsv, whose group cells join
+# DIR/groups.tsv (other points show -). Cached like stage_boot's boots,
+# under keys of their own.
+is_tip_or_reference() {
 	local i=$1 j last=""
 	[ ${#POINT_ARGS[@]} -eq 0 ] || return 1
 	[ "${POINT_LABEL[$i]}" != reference ] || return 0
@@ -241,25 +249,79 @@ is_debug_point() {
 	[ "$i" = "$last" ]
 }
 
-stage_debug_boot() {
-	local i=$1 dir=$2 ddir=$2/debug start status out
-	STAGE_OK=yes
-	is_debug_point "$i" && [ -n "$KERNEL" ] || return 0
-	start=$(now_s)
-	mkdir -p "$ddir"
-	stage_boot_with "$ddir" debug "debug boot of $(point_name "$i")"
-	progress "$(point_name "$i")" debug "$BOOT_LINE" "$(elapsed_since "$start")"
-	status=$(head -n 1 "$ddir/boot.status" 2>/dev/null || echo missing)
-	if out=$("$SERIES_TOP/boot/evaluate.sh" --profile debug "$ddir" "${POINT_COL[$i]}" 2>&1); then
-		cat "$ddir/groups.tsv" >>"$dir/groups.tsv"
-		[ "$status" = ok ] || { STAGE_OK=no; return 0; }
-		progress "$(point_name "$i")" debug-tests "as expected ($(grep -c $'\tok\t' "$ddir/details.tsv" || true) ok results)"
+# clients_kernel I DIR: builds point I for boot/guest.config plus
+# boot/clients.config (log in DIR/build.log) and prints the bzImage
+clients_kernel() {
+	local i=$1 dir=$2
+	with_heartbeat "clients build of $(point_name "$i")" "$dir/build.log" \
+		"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "${POINT_REV[$i]}" \
+		--config "$(config_fragment guest)" --config "$(config_fragment clients)" 2>"$dir/build.log"
+}
+
+# compare_with_tip I DIR: for the reference's clients boot, what ndctl and
+# daxctl list (buses, regions and namespaces; then the devdax namespace and
+# its memory as system RAM) against the tip's, as DIR/compare.tap
+compare_with_tip() {
+	local i=$1 dir=$2 f out="" rc=0
+	if [ "${POINT_LABEL[$i]}" != reference ] || [ -z "${TIP_CLIENTS:-}" ]; then
+		printf 'TAP version 13\n1..1\nok 1 pmem.ndctl_list_matches_tip # SKIP %s\n' \
+			"compared on the reference's clients boot" >"$dir/compare.tap"
 		return 0
 	fi
-	cat "$ddir/groups.tsv" >>"$dir/groups.tsv" 2>/dev/null || true
-	progress "$(point_name "$i")" debug-tests "NOT as expected:"
+	for f in ndctl-list.json ndctl-list-devdax.json daxctl-list.json; do
+		out+="$f:"$'\n'
+		out+=$("$SERIES_TOP/boot/clients/ndctl-compare.py" "$TIP_CLIENTS/guest/$f" "$dir/guest/$f" \
+			"$SERIES_TOP/boot/clients/ndctl-differences.tsv" 2>&1) || rc=1
+		out+=$'\n'
+	done
+	{
+		echo "TAP version 13"
+		echo "1..1"
+		if [ "$rc" -eq 0 ]; then echo "ok 1 pmem.ndctl_list_matches_tip"; else echo "not ok 1 pmem.ndctl_list_matches_tip"; fi
+		sed 's/^/# /' <<<"$out"
+	} >"$dir/compare.tap"
+}
+
+# stage_profile_boot I DIR PROFILE: the PROFILE (debug or clients) boot of
+# point I into DIR/PROFILE
+stage_profile_boot() {
+	local i=$1 dir=$2 profile=$3 pdir=$2/$3 start status out KERNEL=$KERNEL
+	STAGE_OK=yes
+	is_tip_or_reference "$i" && [ -n "$KERNEL" ] || return 0
+	start=$(now_s)
+	mkdir -p "$pdir"
+	if [ "$profile" = clients ] && ! KERNEL=$(clients_kernel "$i" "$pdir"); then
+		progress "$(point_name "$i")" clients "FAIL: the clients kernel does not build: $(tail -n 1 "$pdir/build.log")" \
+			"$(elapsed_since "$start")"
+		STAGE_OK=no
+		return 0
+	fi
+	stage_boot_with "$pdir" "$profile" "$profile boot of $(point_name "$i")"
+	progress "$(point_name "$i")" "$profile" "$BOOT_LINE" "$(elapsed_since "$start")"
+	status=$(head -n 1 "$pdir/boot.status" 2>/dev/null || echo missing)
+	[ "$profile" != clients ] || compare_with_tip "$i" "$pdir"
+	[ "$profile" != clients ] || [ "${POINT_LABEL[$i]}" = reference ] || TIP_CLIENTS=$pdir
+	if out=$("$SERIES_TOP/boot/evaluate.sh" --profile "$profile" "$pdir" "${POINT_COL[$i]}" 2>&1); then
+		cat "$pdir/groups.tsv" >>"$dir/groups.tsv"
+		[ "$status" = ok ] || { STAGE_OK=no; return 0; }
+		progress "$(point_name "$i")" "$profile-tests" "as expected ($(grep -c $'\tok\t' "$pdir/details.tsv" || true) ok results)"
+		return 0
+	fi
+	cat "$pdir/groups.tsv" >>"$dir/groups.tsv" 2>/dev/null || true
+	progress "$(point_name "$i")" "$profile-tests" "NOT as expected:"
 	sed 's/^/    /' <<<"$out"
 	STAGE_OK=no
+}
+
+# stage_extra_boots I DIR: the debug and clients boots; STAGE_OK=no when
+# either failed
+stage_extra_boots() {
+	local ok=yes profile
+	for profile in debug clients; do
+		stage_profile_boot "$1" "$2" "$profile"
+		[ "$STAGE_OK" = yes ] || ok=no
+	done
+	STAGE_OK=$ok
 }
 
 run_point() {
@@ -275,15 +337,15 @@ run_point() {
 	stage_boot "$i" "$dir"
 	if [ "$STAGE_OK" = no ]; then
 		"$SERIES_TOP/boot/evaluate.sh" "$dir" "${POINT_COL[$i]}" >/dev/null 2>&1 || true
-		stage_debug_boot "$i" "$dir"
+		stage_extra_boots "$i" "$dir"
 		return 0
 	fi
 	stage_evaluate "$i" "$dir"
 	if [ "$STAGE_OK" = no ]; then
-		stage_debug_boot "$i" "$dir"
+		stage_extra_boots "$i" "$dir"
 		return 0
 	fi
-	stage_debug_boot "$i" "$dir"
+	stage_extra_boots "$i" "$dir"
 	[ "$STAGE_OK" = yes ] || return 0
 	printf 'ok\n' >"$dir/verdict"
 	POINT_OK=yes
@@ -343,6 +405,7 @@ stage_b4() {
 # What a run will cost, from the caches present: seconds per step not
 # cached, as measured on a 2-core machine under TCG (README, Benchmarks).
 EST_CHECK=75 EST_COLD_BUILDS=700 EST_COLD_BUILDS_NO_CCACHE=1100 EST_BUILD=60 EST_BOOT=25 EST_DEBUG=30
+EST_CLIENTS_BUILD=240 EST_CLIENTS=120
 
 uncached_checks() {
 	local checks=(build sparse ppc64le cocci checkpatch hygiene) keys c j n=0
@@ -373,14 +436,24 @@ print_estimate() {
 		kernel=$(kernel_cache_path "$(kernel_cache_key "${POINT_REV[$i]}" "" "$(config_fragment guest)")")
 		if [ ! -f "$kernel" ]; then
 			kernels=$((kernels + 1)) boots=$((boots + 1)) secs=$((secs + EST_BUILD + EST_BOOT))
-			! is_debug_point "$i" || secs=$((secs + EST_DEBUG))
+			! is_tip_or_reference "$i" || secs=$((secs + EST_DEBUG))
 			continue
 		fi
 		if ! boot_cached "$kernel" "$INITRD" fast; then
 			boots=$((boots + 1)) secs=$((secs + EST_BOOT))
 		fi
-		if is_debug_point "$i" && ! boot_cached "$kernel" "$INITRD" debug; then
+		if is_tip_or_reference "$i" && ! boot_cached "$kernel" "$INITRD" debug; then
 			secs=$((secs + EST_DEBUG))
+		fi
+	done
+	for i in "${!POINT_REV[@]}"; do
+		is_tip_or_reference "$i" || continue
+		kernel=$(kernel_cache_path "$(kernel_cache_key "${POINT_REV[$i]}" "" \
+			"$(config_fragment guest)" "$(config_fragment clients)")")
+		if [ ! -f "$kernel" ]; then
+			kernels=$((kernels + 1)) boots=$((boots + 1)) secs=$((secs + EST_CLIENTS_BUILD + EST_CLIENTS))
+		elif ! boot_cached "$kernel" "$INITRD" clients; then
+			boots=$((boots + 1)) secs=$((secs + EST_CLIENTS))
 		fi
 	done
 	printf 'estimate: about %d min: checks of %d commits%s, %d kernel builds, %d boots not cached\n' \

@@ -61,6 +61,12 @@ TOOLS=(
 	"distcc distcc check_distcc"
 	"mmdebstrap mmdebstrap check_mmdebstrap"
 	"shellcheck shellcheck check_shellcheck"
+	"fio fio check_fio"
+	"ndctl ndctl check_ndctl"
+	"daxctl daxctl check_daxctl"
+	"pmempool pmdk-tools check_pmempool"
+	"libpmem libpmem-dev check_libpmem"
+	"libpmem2 libpmem2-dev check_libpmem2"
 	"$LINUX_SOURCE_PKG.tar.xz $LINUX_SOURCE_PKG check_linux_source"
 )
 
@@ -197,6 +203,9 @@ check_qemu() {
 	runs "$1" "$2" "$QEMU_BIN" -version || return 0
 	"$QEMU_BIN" -device help 2>&1 | grep -q '"virtio-pmem-pci"' ||
 		report "not working" "$1" "$2" "'-device help' lists no virtio-pmem-pci"
+	# the clients profile shares the host's root with -virtfs
+	"$QEMU_BIN" -device help 2>&1 | grep -q '"virtio-9p-pci"' ||
+		report "not working" "$1" "$2" "'-device help' lists no virtio-9p-pci (-virtfs)"
 }
 
 check_mkfs_xfs() {
@@ -330,6 +339,39 @@ check_mmdebstrap() {
 
 check_shellcheck() {
 	have shellcheck "$2" && runs "$1" "$2" shellcheck --version
+}
+
+# The clients profile runs these in the guest, from the host's root.
+check_fio() {
+	have fio "$2" && runs "$1" "$2" fio --name=probe --ioengine=psync --rw=write --bs=4k --size=64k \
+		--filename="$TMP/fio.dat" --fsync=1 --output-format=json
+}
+
+check_ndctl() {
+	have ndctl "$2" && runs "$1" "$2" ndctl --version
+}
+
+check_daxctl() {
+	have daxctl "$2" && runs "$1" "$2" daxctl --version
+}
+
+check_pmempool() {
+	have pmempool "$2" && runs "$1" "$2" pmempool --version
+}
+
+# library_links NAME PACKAGE HEADER LIB: a program using HEADER links with LIB
+library_links() {
+	command -v gcc >/dev/null 2>&1 || return 0
+	printf '#include <%s>\nint main(void)\n{\n\treturn 0;\n}\n' "$3" >"$TMP/$4.c"
+	runs "$1" "$2" gcc -o "$TMP/$4" "$TMP/$4.c" "-l$4"
+}
+
+check_libpmem() {
+	library_links "$1" "$2" libpmem.h pmem
+}
+
+check_libpmem2() {
+	library_links "$1" "$2" libpmem2.h pmem2
 }
 
 check_linux_source() {

@@ -5,8 +5,10 @@
 # kernel source and build tools (and the ppc64le cross compiler of the
 # ppc64le check), QEMU, busybox, filesystem tools, sparse,
 # coccinelle with the OCaml compiler and the libpython its script rules
-# need, b4, distcc (builds on other hosts when DISTCC_HOSTS is set), and the
-# test suite's own tools (mmdebstrap, shellcheck).
+# need, b4, distcc (builds on other hosts when DISTCC_HOSTS is set), the
+# real clients the clients profile runs in the guest from the host's root
+# (fio, ndctl, daxctl, pmempool, libpmem and libpmem2 for the PMDK probe),
+# and the test suite's own tools (mmdebstrap, shellcheck).
 # Packages already present are left alone, so a second run costs only the
 # dpkg query. Then it runs the tool smoke test, ci/check-tools.sh (a few
 # seconds), so a package that is missing or broken is named now, not an
@@ -32,6 +34,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs
 	sparse coccinelle ocaml-nox libpython3-dev b4 util-linux python3-ply python3-git
 	mmdebstrap ccache shellcheck distcc
+	fio ndctl daxctl pmdk-tools libpmem-dev libpmem2-dev
 )
 
 # Take SERIES_DROP_PACKAGE's packages out of PACKAGES.

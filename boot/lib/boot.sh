@@ -44,7 +44,8 @@ pick_accel() {
 # built once per change of its inputs.
 test_initramfs() {
 	local key out
-	key=$(cat "$SERIES_TOP/boot/init" "$SERIES_TOP/boot/tests/"*.[ch] "$SERIES_TOP/boot/mkinitramfs.sh" |
+	key=$(cat "$SERIES_TOP/boot/init" "$SERIES_TOP/boot/tests/"*.[ch] "$SERIES_TOP/boot/clients/"* \
+		"$SERIES_TOP/boot/mkinitramfs.sh" |
 		sha256sum | cut -c1-16)
 	out=$SERIES_WORK/cache/initramfs/$key.cpio.gz
 	[ -f "$out" ] || "$SERIES_TOP/boot/mkinitramfs.sh" --work "$SERIES_WORK" --out "$out" >&2

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the in-guest programs (pmem_tests.c, pmem_debug.c, pmem_bench.c)
+ * What the in-guest programs (pmem_tests.c, pmem_debug.c)
  * share: finding the pmem devices boot/run-qemu.sh gives the guest by their
  * nvdimm bus, making a DAX filesystem on one, unbinding and binding the
  * virtio-pmem driver, the 64-writer flush storm, and judging the kernel log.

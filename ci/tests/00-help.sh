@@ -6,7 +6,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-for script in "$SERIES_TOP"/{base,ci,boot,b4,cocci}/*.sh; do
+for script in "$SERIES_TOP"/{base,ci,boot,b4,cocci}/*.sh "$SERIES_TOP"/boot/clients/*.py; do
 	[ -f "$script" ] || continue
 	name=${script#"$SERIES_TOP"/}
 	out=$("$script" --help 2>&1) && rc=0 || rc=$?
@@ -22,7 +22,7 @@ done
 names_in_readme() {
 	grep -qF -e "\`$1\`" -e "\`$(dirname "$1")/\`" "$SERIES_TOP/README.md"
 }
-for script in "$SERIES_TOP"/{base,ci,ci/lib,ci/checks,boot,boot/lib,b4,cocci}/*.sh; do
+for script in "$SERIES_TOP"/{base,ci,ci/lib,ci/checks,boot,boot/lib,b4,cocci}/*.sh "$SERIES_TOP"/boot/clients/*; do
 	name=${script#"$SERIES_TOP"/}
 	check "README.md names $name" names_in_readme "$name"
 done

@@ -108,7 +108,7 @@ add_point HEAD 1 1
 stage_build() { cp "$T/no-such-file" "\$2/"; STAGE_OK=yes; }
 stage_boot() { STAGE_OK=yes; }
 stage_evaluate() { STAGE_OK=yes; }
-stage_debug_boot() { STAGE_OK=yes; }
+stage_extra_boots() { STAGE_OK=yes; }
 run_point 0
 echo "run_point went on: \$POINT_OK"
 EOF
