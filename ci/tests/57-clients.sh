@@ -48,27 +48,30 @@ python3 - "$TIP/guest/ndctl-list.json" "$T/changed.json" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 for bus in doc if isinstance(doc, list) else [doc]:
-    if bus.get("provider") == "virtio-pmem":
-        for region in bus["regions"]:
+    for region in bus.get("regions", []):
+        if bus.get("provider") == "virtio-pmem" and region.get("size") == 512 << 20:
             region["persistence_domain"] = "memory_controller"
 json.dump(doc, open(sys.argv[2], "w"))
 EOF
 rc=0
 out=$("$SERIES_TOP/boot/clients/ndctl-compare.py" "$T/changed.json" "$TIP/guest/ndctl-list.json") || rc=$?
 check_eq "ndctl-compare fails on a region whose persistence domain differs" 1 "$rc"
-check "... and names the region's key" grep -q '^DIFFERENT: virtio-pmem/region[0-9]*.persistence_domain' <<<"$out"
+check "... and names the region's key" grep -q '^DIFFERENT: virtio-pmem#[0-9]/region[0-9]*\.persistence_domain' <<<"$out"
+check_eq "... and that difference alone" 1 "$(grep -c '^DIFFERENT' <<<"$out")"
 key=$(sed -n 's/^DIFFERENT: \([^:]*\): ours \([^,]*\), reference \(.*\)$/\1\t\2\t\3/p' <<<"$out" | head -n 1)
 printf '%s\ta fixture difference\n' "$key" >"$T/meant.tsv"
 check "a difference listed as meant passes" \
 	"$SERIES_TOP/boot/clients/ndctl-compare.py" "$T/changed.json" "$TIP/guest/ndctl-list.json" "$T/meant.tsv"
-check_fails "a file that is not ndctl's JSON is refused" \
+check_fails "a file that is not ndctl's JSON is refused, named" "ndctl-compare.py: .*" \
 	"$SERIES_TOP/boot/clients/ndctl-compare.py" "$SERIES_TOP/README.md" "$TIP/guest/ndctl-list.json"
 
-# --- fio's host check: the responses of one run cut from the trace log
+# --- fio's host check: the responses of one run taken out of the trace
+# log (lines kept, so that every run's span stays where it was)
 mkdir -p "$T/cut"
 cp -r "$TIP/." "$T/cut/"
 read -r start end < <(awk -F'\t' '$1 == "fio-psync-8" { print $2, $3 }' "$T/cut/guest/runs.tsv")
-awk -v a="$start" -v b="$end" '!(NR > a && NR <= b && /virtio_pmem_response/)' "$TIP/trace.log" >"$T/cut/trace.log"
+awk -v a="$start" -v b="$end" 'NR > a && NR <= b { sub(/virtio_pmem_response/, "response-taken-out") } 1' \
+	"$TIP/trace.log" >"$T/cut/trace.log"
 rc=0
 "$SERIES_TOP/boot/check-host.sh" "$T/cut" >/dev/null 2>&1 || rc=$?
 check_eq "check-host fails when a fio run's flushes went unanswered" 1 "$rc"
