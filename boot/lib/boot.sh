@@ -57,14 +57,21 @@ qemu_version() {
 	"$QEMU_BIN" --version | head -n 1 | sed 's/ *Copyright.*//'
 }
 
+# The clients profile runs the host's own binaries: their versions.
+client_versions() {
+	dpkg-query -W -f '${Package} ${Version}\n' fio ndctl daxctl pmdk-tools libpmem1 libpmem2 2>/dev/null || true
+}
+
 # boot_cache_dir KERNEL INITRD PROFILE [CMDLINE-ARG...]: where a boot that
 # passed is kept, keyed by everything it depends on: the kernel, the
-# initramfs, the profile, the kernel command line and the boot scripts.
+# initramfs, the profile, the kernel command line and the boot scripts
+# (and, for the clients profile, the clients' package versions).
 boot_cache_dir() {
 	local kernel=$1 initrd=$2 key
 	shift 2
 	key=$( (sha256sum "$kernel" "$initrd" | cut -d' ' -f1
 		printf '%s\n' "$@"
+		[ "$1" != clients ] || client_versions
 		cat "$SERIES_TOP"/boot/{lib/boot.sh,boot-point.sh,run-qemu.sh,check-host.sh,fsync-fault.c}) |
 		sha256sum | cut -c1-16)
 	printf '%s/cache/boots/%s\n' "$SERIES_WORK" "$key"

@@ -49,7 +49,8 @@ check_fails "--work without a directory is refused, by name" "--work needs a dir
 check_fails "an unknown option is refused" "unknown argument '--nope'" "$T/opts" --nope
 
 # set -e inside $(...): a failed initramfs build is no path to boot.
-mkdir -p "$T/top/boot/tests"
+mkdir -p "$T/top/boot/tests" "$T/top/boot/clients"
+printf '#!/bin/bash\n' >"$T/top/boot/clients/run-clients.sh"
 printf 'int main(void) { return 0; }\n' >"$T/top/boot/tests/t.c"
 printf '#!/bin/sh\n' >"$T/top/boot/init"
 printf '#!/bin/sh\necho "mkinitramfs: cannot build" >&2\nexit 1\n' >"$T/top/boot/mkinitramfs.sh"

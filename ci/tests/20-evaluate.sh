@@ -28,15 +28,17 @@ host_for() {
 		  else print "not ok " n " " $1 }' "$SERIES_TOP/boot/expected.tsv"
 }
 
-# only_groups DIR DEBUG|FAST: keep in DIR's TAP files only the results of
-# the debug profile's groups (or of every other group)
+# only_groups DIR fast|debug|clients: keep in DIR's TAP files only the
+# results of that profile's groups ("# profile NAME:" lines; fast: every
+# group of no named profile)
 only_groups() {
 	local dir=$1 which=$2 keep
 	keep=$(awk -F'\t+' -v which="$which" '
-		/^# profile debug:/ { sub(/^# profile debug:[ \t]*/, ""); n = split($0, g, " ")
-			for (i = 1; i <= n; i++) dg[g[i]] = 1; next }
+		/^# profile [a-z]*:/ { name = $0; sub(/^# profile /, "", name); sub(/:.*/, "", name)
+			sub(/^# profile [a-z]*:[ \t]*/, ""); n = split($0, g, " ")
+			for (i = 1; i <= n; i++) prof[g[i]] = name; next }
 		/^#/ || NF < 3 { next }
-		(which == "DEBUG") == ($2 in dg) { print $1 }' "$SERIES_TOP/boot/expected.tsv")
+		(($2 in prof) ? prof[$2] : "fast") == which { print $1 }' "$SERIES_TOP/boot/expected.tsv")
 	for f in tap.log host.tap; do
 		grep -wF -f <(printf '%s\n' $keep) "$dir/$f" >"$dir/$f.tmp" || true
 		mv "$dir/$f.tmp" "$dir/$f"
@@ -73,18 +75,18 @@ check_eq "an expected failure shows as xfail (no device before the driver)" "xfa
 check_eq "the reference's sector mode on virtio-pmem is an xfail" "xfail" \
 	"$(awk -F'\t' '$1 == "btt" { print $2 }' "$T/reference/groups.tsv")"
 check_fails "an unknown column is refused" "no column 'nine'" "$SERIES_TOP/boot/evaluate.sh" "$T/9" nine
-check_fails "an unknown profile is refused" "must be fast or debug" \
+check_fails "an unknown profile is refused" "must be fast, debug or clients" \
 	"$SERIES_TOP/boot/evaluate.sh" --profile slow "$T/9" 9
 
-# Profiles: a fast boot is judged without the debug rows, a debug boot by
-# them alone; each writes only its own groups' cells.
+# Profiles: a fast boot is judged without the debug and clients rows, a
+# debug boot by its rows alone; each writes only its own groups' cells.
 for col in 9 reference; do
 	cp -r "$T/$col" "$T/$col-fast"
-	only_groups "$T/$col-fast" FAST
+	only_groups "$T/$col-fast" fast
 	check "a fast boot without debug results passes at point $col" \
 		"$SERIES_TOP/boot/evaluate.sh" "$T/$col-fast" "$col"
 	cp -r "$T/$col" "$T/$col-debug"
-	only_groups "$T/$col-debug" DEBUG
+	only_groups "$T/$col-debug" debug
 	check "a debug boot passes at point $col with --profile debug" \
 		"$SERIES_TOP/boot/evaluate.sh" --profile debug "$T/$col-debug" "$col"
 	check_fails "a debug boot judged as a fast one is caught at point $col" "MISMATCH" \
@@ -99,6 +101,33 @@ sed -i 's/^ok \([0-9]*\) pmem.needs_reset_injected$/not ok \1 pmem.needs_reset_i
 check_fails "a failed NEEDS_RESET injection at the tip is caught" \
 	"MISMATCH needs_reset_injected: expected ok, got fail" \
 	"$SERIES_TOP/boot/evaluate.sh" --profile debug "$T/9-debug" 9
+
+# The clients profile: judged by its ndctl, pmdk and fio rows alone.
+for col in 9 reference; do
+	cp -r "$T/$col" "$T/$col-clients"
+	only_groups "$T/$col-clients" clients
+	check "a clients boot passes at point $col with --profile clients" \
+		"$SERIES_TOP/boot/evaluate.sh" --profile clients "$T/$col-clients" "$col"
+	check_fails "a clients boot judged as a fast one is caught at point $col" "MISMATCH" \
+		"$SERIES_TOP/boot/evaluate.sh" "$T/$col-clients" "$col"
+	check "the fast boot at point $col passes without the clients' results" \
+		"$SERIES_TOP/boot/evaluate.sh" "$T/$col-fast" "$col"
+done
+"$SERIES_TOP/boot/evaluate.sh" --profile clients "$T/9-clients" 9 >/dev/null
+check_eq "the clients boot's cells are the ndctl, pmdk and fio groups" "ndctl pmdk fio" \
+	"$(cut -f1 "$T/9-clients/groups.tsv" | paste -sd' ')"
+check "the fast boot's cells leave the clients groups out" \
+	test -z "$(grep -E '^(ndctl|pmdk|fio)'$'\t' "$T/9-fast/groups.tsv")"
+sed -i 's/^ok \([0-9]*\) pmem.pmdk_is_pmem_virtio$/not ok \1 pmem.pmdk_is_pmem_virtio/' "$T/9-clients/tap.log"
+check_fails "libpmem's is_pmem on virtio-pmem failing at the tip is caught" \
+	"MISMATCH pmdk_is_pmem_virtio: expected ok, got fail" \
+	"$SERIES_TOP/boot/evaluate.sh" --profile clients "$T/9-clients" 9
+printf 'not ok 1 pmem.ndctl_list_matches_tip\n' >"$T/reference-clients/compare.tap"
+grep -v 'ndctl_list_matches_tip' "$T/reference-clients/tap.log" >"$T/reference-clients/tap.tmp"
+mv "$T/reference-clients/tap.tmp" "$T/reference-clients/tap.log"
+check_fails "the reference's ndctl list unlike the tip's (compare.tap) is caught" \
+	"MISMATCH ndctl_list_matches_tip: expected ok, got fail" \
+	"$SERIES_TOP/boot/evaluate.sh" --profile clients "$T/reference-clients" reference
 
 # check-host: a guest that fsynced more than the host saw fails the check.
 H=$T/host
