@@ -81,7 +81,7 @@ boot_fresh() {
 	run_qemu
 	status=$(head -n 1 "$OUT/boot.status")
 	"$SERIES_TOP/boot/check-host.sh" "$OUT" >/dev/null 2>"$OUT/host.err" || true
-	[ "$KEEP_IMAGES" = yes ] || rm -f "$OUT/main.img" "$OUT/faulty.img"
+	[ "$KEEP_IMAGES" = yes ] || rm -f "$OUT/main.img" "$OUT/faulty.img" "$OUT/dax.img"
 	if [ "$status" != ok ]; then
 		printf 'FAIL: %s (%ss); console tail in %s/boot.status\n' "$status" "$(elapsed_since "$start")" "$OUT"
 		BOOT_OK=no

@@ -35,12 +35,16 @@
 #                             notification, one "missing request data" in
 #                             qemu.log, one request never answered
 # and, for the clients profile (boot/clients/run-clients.sh):
-#   host_client_flushes_answered  every fsync run of fio and the PMDK probe's
-#                             persist on virtio-pmem (their spans of the
-#                             trace log, DIR/guest/runs.tsv) reached the
-#                             host as flush requests, each answered
-#   host_pmdk_data_in_backing_file  main.img holds what the PMDK probe
-#                             persisted on virtio-pmem
+#   host_client_flushes_answered  every request of the boot answered after
+#                             a host fsync, and every fsync run of fio and
+#                             the PMDK probe's persist on virtio-pmem (their
+#                             spans of the trace log, DIR/guest/runs.tsv)
+#                             with host fsyncs in it
+#   host_fio_fsyncs_reach_host  fio's 1-job fsyncs each made a host fsync
+#   host_pmdk_data_on_virtio_device  main.img holds what the PMDK probe
+#                             wrote on virtio-pmem (the right device: with
+#                             share=on the data reaches the file with or
+#                             without a flush)
 # A check whose guest side did not run is a skip. Exits 1 if any check fails.
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
@@ -221,37 +225,60 @@ check_blk_data() {
 	fi
 }
 
-# span_flushes START END: "REQUESTS RESPONSES" of the trace log's lines
-# START+1..END
+# span_flushes START END: the host fsyncs QEMU traced (virtio_pmem_flush_done,
+# one per fsync(2) of the backing file) in the trace log's lines START+1..END
 span_flushes() {
-	awk -v a="$1" -v b="$2" 'NR > a && NR <= b && /virtio_pmem_flush_request/ { q++ }
-		NR > a && NR <= b && /virtio_pmem_response/ { r++ }
-		END { print q + 0, r + 0 }' "$DIR/trace.log" 2>/dev/null || echo 0 0
+	awk -v a="$1" -v b="$2" 'NR > a && NR <= b && /virtio_pmem_flush_done/ { d++ }
+		END { print d + 0 }' "$DIR/trace.log" 2>/dev/null || echo 0
 }
 
+# The clients' runs: every request of the boot answered, each after a host
+# fsync (a request QEMU pops but does not answer, or answers without an
+# fsync, shows here), and every fsync run, and the PMDK probe's persist on
+# virtio-pmem, with host fsyncs in its span. Spans are not judged request
+# by request: a flush of the filesystem's own may straddle a span's edge.
 check_client_flushes() {
-	local runs=$DIR/guest/runs.tsv name start end rc q r bad=""
+	local runs=$DIR/guest/runs.tsv name start end rc d bad="" done_all
 	if [ ! -s "$runs" ]; then
 		tap skip host_client_flushes_answered "no clients run"
 		return
 	fi
+	done_all=$(count_trace 'virtio_pmem_flush_done')
+	[ "$REQUESTS" -eq "$RESPONSES" ] && [ "$RESPONSES" -eq "$done_all" ] ||
+		bad=" the boot's requests $REQUESTS, responses $RESPONSES, host fsyncs $done_all;"
 	while IFS=$'\t' read -r name start end rc; do
 		case "$name" in fio-psync-* | fio-uring-* | pmdk-virtio) ;; *) continue ;; esac
-		read -r q r < <(span_flushes "$start" "$end")
-		[ "$rc" = 0 ] && [ "$q" -gt 0 ] && [ "$q" -eq "$r" ] ||
-			bad="$bad $name (status $rc, requests $q, responses $r)"
+		d=$(span_flushes "$start" "$end")
+		[ "$rc" = 0 ] && [ "$d" -gt 0 ] || bad="$bad $name (status $rc, host fsyncs $d)"
 	done <"$runs"
 	if [ -z "$bad" ]; then tap ok host_client_flushes_answered; else
 		tap fail host_client_flushes_answered "flushes not as they must be:$bad"; fi
 }
 
+# One job's fsyncs come one after another: each needs a host fsync of its
+# own (fio's count from its JSON, the host's from the run's span).
+check_client_fsyncs() {
+	local per
+	if [ ! -s "$DIR/guest/fio-psync-1.json" ]; then
+		tap skip host_fio_fsyncs_reach_host "fio's 1-job run did not run"
+		return
+	fi
+	per=$("$SERIES_TOP/boot/clients/fio-figures.py" "$DIR/guest" "$DIR/trace.log" 2>&1 |
+		awk -F'\t' '$1 == "host_flushes_per_fsync_1" { print $2 }')
+	if awk -v x="${per:-0}" 'BEGIN { exit !(x >= 1) }'; then
+		tap ok host_fio_fsyncs_reach_host
+	else
+		tap fail host_fio_fsyncs_reach_host "host fsyncs per fsync of fio's 1-job run: ${per:-none}, want >= 1"
+	fi
+}
+
 check_pmdk_data() {
 	if [ "$(guest_result pmdk_is_pmem_virtio)" = missing ]; then
-		tap skip host_pmdk_data_in_backing_file "the PMDK probe did not run"
+		tap skip host_pmdk_data_on_virtio_device "the PMDK probe did not run"
 	elif grep -a -q -F "vpmem-pmdk-$(cat "$DIR/token")" "$DIR/main.img" 2>/dev/null; then
-		tap ok host_pmdk_data_in_backing_file
+		tap ok host_pmdk_data_on_virtio_device
 	else
-		tap fail host_pmdk_data_in_backing_file "main.img does not hold what the PMDK probe persisted"
+		tap fail host_pmdk_data_on_virtio_device "main.img does not hold what the PMDK probe wrote"
 	fi
 }
 
@@ -266,7 +293,7 @@ main() {
 	need_cmds debugfs cmp dd
 	{
 		echo "TAP version 13"
-		echo "1..10"
+		echo "1..11"
 		count_figures
 		check_flushes
 		check_fsync_error
@@ -276,6 +303,7 @@ main() {
 		check_soak
 		check_stray
 		check_client_flushes
+		check_client_fsyncs
 		check_pmdk_data
 	} | tee "$DIR/host.tap"
 	! grep -q '^not ok' "$DIR/host.tap"

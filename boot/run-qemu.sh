@@ -24,7 +24,9 @@
 # device's backing file on tmpfs (SERIES_TMPFS, default /dev/shm; deleted
 # after the boot). --profile clients runs the real clients instead
 # (boot/clients/run-clients.sh: fio, ndctl, daxctl, pmempool, PMDK) with
-# "vpmem_mode=clients": the host's root shared read-only over virtio-9p
+# "vpmem_mode=clients" on a machine with two NUMA nodes and a third
+# virtio-pmem device, 384 MiB (DIR/dax.img), for devdax and system RAM:
+# the host's root shared read-only over virtio-9p
 # (tag hostroot), DIR/guest shared writable (tag results) for their raw
 # outputs, and QEMU's trace log written there during the boot (the guest
 # marks each fio run's span of it) and moved to DIR/trace.log after.
@@ -46,6 +48,7 @@ LOG_CAP=1048576
 DEBUG_EXIT_OK=33
 MAIN_SIZE=512M
 FAULTY_SIZE=128M
+DAX_SIZE=384M
 
 # own_option ARG...: this script's own options (see parse_options, common.sh)
 # shellcheck disable=SC2034 # parse_options reads OPT_TAKES
@@ -117,10 +120,24 @@ qemu_args() {
 		-object "memory-backend-file,id=vpmem-faulty,share=on,mem-path=$OUT/faulty.img,size=$FAULTY_SIZE" \
 		-device virtio-pmem-pci,memdev=vpmem-faulty,id=vpmem1 \
 		-trace 'virtio_pmem*' -D "$TRACE_LOG"
-	[ "$PROFILE" != clients ] ||
-		printf '%s\n' -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on \
-			-virtfs "local,path=$OUT/guest,mount_tag=results,security_model=none"
+	[ "$PROFILE" != clients ] || clients_args
 	[ ${#EXTRA_ARGS[@]} -eq 0 ] || printf '%s\n' "${EXTRA_ARGS[@]}"
+}
+
+# The clients profile's machine: two NUMA nodes (the device memory, where
+# virtio-pmem lives, is the last node's, so its target node is not the
+# trivial 0), a third virtio-pmem device for devdax and system RAM (its
+# memory is the kernel's once onlined: the main device's backing file
+# stays what the guest wrote), the host's root read-only and DIR/guest
+# writable over virtio-9p.
+clients_args() {
+	printf '%s\n' \
+		-object memory-backend-ram,id=ram0,size=1G -numa node,nodeid=0,cpus=0,memdev=ram0 \
+		-object memory-backend-ram,id=ram1,size=1G -numa node,nodeid=1,cpus=1,memdev=ram1 \
+		-object "memory-backend-file,id=vpmem-dax,share=on,mem-path=$OUT/dax.img,size=$DAX_SIZE" \
+		-device virtio-pmem-pci,memdev=vpmem-dax,id=vpmem2 \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$OUT/guest,mount_tag=results,security_model=none"
 }
 
 # Keep the last LOG_CAP bytes of a log a flooding guest blew up.
@@ -160,11 +177,13 @@ main() {
 	need_cmds "$QEMU_BIN" timeout gcc
 	mkdir -p "$OUT"
 	rm -f "$OUT"/{console,tap,trace,qemu}.log
-	rm -f "$OUT"/{main,faulty}.img 2>/dev/null || true
+	rm -f "$OUT"/{main,faulty,dax}.img 2>/dev/null || true
 	apply_profile
 	printf '%s\n' "$PROFILE" >"$OUT/profile"
 	truncate -s "$MAIN_SIZE" "$MAIN_IMG" 2>/dev/null || die "cannot create backing file $MAIN_IMG"
 	truncate -s "$FAULTY_SIZE" "$OUT/faulty.img" 2>/dev/null || die "cannot create backing file $OUT/faulty.img"
+	[ "$PROFILE" != clients ] || truncate -s "$DAX_SIZE" "$OUT/dax.img" 2>/dev/null ||
+		die "cannot create backing file $OUT/dax.img"
 	local accel token shim rc=0 status start
 	accel=$(pick_accel "$ACCEL" "$KERNEL")
 	printf '%s\n' "$accel" >"$OUT/accel"

@@ -300,7 +300,8 @@ stage_profile_boot() {
 	progress "$(point_name "$i")" "$profile" "$BOOT_LINE" "$(elapsed_since "$start")"
 	status=$(head -n 1 "$pdir/boot.status" 2>/dev/null || echo missing)
 	[ "$profile" != clients ] || compare_with_tip "$i" "$pdir"
-	[ "$profile" != clients ] || [ "${POINT_LABEL[$i]}" = reference ] || TIP_CLIENTS=$pdir
+	[ "$profile" != clients ] || [ "${POINT_LABEL[$i]}" = reference ] || [ "$status" != ok ] ||
+		TIP_CLIENTS=$pdir
 	if out=$("$SERIES_TOP/boot/evaluate.sh" --profile "$profile" "$pdir" "${POINT_COL[$i]}" 2>&1); then
 		cat "$pdir/groups.tsv" >>"$dir/groups.tsv"
 		[ "$status" = ok ] || { STAGE_OK=no; return 0; }

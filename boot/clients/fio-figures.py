@@ -7,7 +7,8 @@ The figures of one clients-profile boot, from fio's own JSON
 GUEST-DIR/runs.tsv. Prints "figure<TAB>value" lines:
   fsync_p50_us, fsync_p99_us       fio's sync latency percentiles at 1 job
   fsyncs_per_s_J                   fsyncs per second at J jobs (psync runs)
-  host_flushes_per_fsync_J         host flush requests per guest fsync
+  host_flushes_per_fsync_J         host fsyncs of the backing file (QEMU's
+                                   virtio_pmem_flush_done) per guest fsync
   uring_fsyncs_per_s               the io_uring overflow reproducer's rate
   dax_write_mib_s, dax_read_mib_s  fio's mmap engine on the DAX file
 Exits 2 when a JSON file cannot be read or names an error.
@@ -39,12 +40,13 @@ def spans(guest):
     return out
 
 
-def host_requests(trace, span):
+def host_fsyncs(trace, span):
+    """QEMU's fsyncs of the backing file (virtio_pmem_flush_done) in SPAN"""
     start, end = span
     count = 0
     with open(trace, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
-            if start < number <= end and "virtio_pmem_flush_request" in line:
+            if start < number <= end and "virtio_pmem_flush_done" in line:
                 count += 1
     return count
 
@@ -63,14 +65,14 @@ def figures(guest, trace):
             continue
         job = load(path)
         if jobs == 1:
-            pct = job["sync"]["lat_ns"].get("percentile", {})
-            out.append(("fsync_p50_us", pct.get("50.000000", 0) / 1000.0))
-            out.append(("fsync_p99_us", pct.get("99.000000", 0) / 1000.0))
+            pct = job["sync"]["lat_ns"]["percentile"]
+            out.append(("fsync_p50_us", pct["50.000000"] / 1000.0))
+            out.append(("fsync_p99_us", pct["99.000000"] / 1000.0))
         out.append((f"fsyncs_per_s_{jobs}", sync_rate(job)))
         span = runs.get(f"fio-psync-{jobs}")
         if span and os.path.exists(trace) and job["sync"]["total_ios"]:
             out.append((f"host_flushes_per_fsync_{jobs}",
-                        host_requests(trace, span) / job["sync"]["total_ios"]))
+                        host_fsyncs(trace, span) / job["sync"]["total_ios"]))
     path = os.path.join(guest, "fio-uring-overflow.json")
     if os.path.exists(path):
         out.append(("uring_fsyncs_per_s", sync_rate(load(path))))

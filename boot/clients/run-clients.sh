@@ -44,26 +44,29 @@ tap_run() {
 	fi
 }
 
-# The pmem disks by kind: the virtio-pmem main device (512 MiB), the faulty
-# one (128 MiB, its first host fsync fails) and the e820 region.
+# The pmem disks by kind (boot/run-qemu.sh --profile clients): the
+# virtio-pmem main device (512 MiB), the one for devdax (384 MiB), the
+# faulty one (128 MiB, its first host fsync fails) and the e820 region;
+# for the virtio ones, their namespace, region and virtio device too.
 find_devices() {
-	local b path bytes
+	local b path kind
 	for b in /sys/block/pmem*; do
 		[ -e "$b" ] || continue
 		path=$(readlink -f "$b/device")
-		bytes=$(($(cat "$b/size") * 512))
 		case "$path" in
 		*/virtio*)
-			if [ "$bytes" -lt $((256 << 20)) ]; then
-				DEV[faulty]=/dev/${b##*/}
-				continue
-			fi
-			DEV[main]=/dev/${b##*/}
-			DEV[main_ns]=$(basename "$path")
-			VIRTIO[main]=$(grep -o 'virtio[0-9]*' <<<"$path" | head -n 1)
+			case $(($(cat "$b/size") * 512 >> 20)) in
+			512) kind=main ;;
+			384) kind=dax ;;
+			*) kind=faulty ;;
+			esac
+			DEV[${kind}_ns]=$(basename "$path")
+			DEV[${kind}_region]=$(basename "$(dirname "$path")")
+			VIRTIO[$kind]=$(grep -o 'virtio[0-9]*' <<<"$path" | head -n 1)
 			;;
-		*) DEV[e820]=/dev/${b##*/} ;;
+		*) kind=e820 ;;
 		esac
+		DEV[$kind]=/dev/${b##*/}
 	done
 }
 
@@ -81,10 +84,21 @@ check_ndctl() {
 	fi
 }
 
-# mount_dax NAME DEVICE: ext4 with -o dax on DEVICE at MNT/NAME
+# mount_dax NAME DEVICE: ext4 with -o dax on DEVICE at MNT/NAME, its
+# inode tables and journal written now (no lazy init flushing in the
+# background of a later run's span); a row saying the mount is DAX, so no
+# PMDK row can pass on a file that is not
 mount_dax() {
-	mkdir -p "$MNT/$1"
-	mkfs.ext4 -q -F -b 4096 "$2" 400M >/dev/null 2>&1 && mount -t ext4 -o dax "$2" "$MNT/$1"
+	local name=$1 dev=$2
+	mkdir -p "$MNT/$name"
+	if mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$dev" 400M >"$OUT/mkfs-$name.log" 2>&1 &&
+		mount -t ext4 -o dax,noinit_itable "$dev" "$MNT/$name" 2>>"$OUT/mkfs-$name.log" &&
+		grep -q "^$dev $MNT/$name ext4 .*dax" /proc/mounts; then
+		tap ok "ext4_dax_mounted_$name"
+		return 0
+	fi
+	tap fail "ext4_dax_mounted_$name" "ext4 -o dax on $dev: $(tail -n 2 "$OUT/mkfs-$name.log" | tr '\n' ' ') $(grep "$MNT/$name" /proc/mounts)"
+	return 1
 }
 
 # pmdk_on NAME: the PMDK probe on a file of the DAX filesystem NAME,
@@ -132,6 +146,7 @@ fio_run() {
 	span "fio-$name" fio --name="$name" --output-format=json \
 		--output="$OUT/fio-$name.json" --thread --group_reporting --invalidate=0 "$@" >"$OUT/fio-$name.err" 2>&1 || rc=$?
 	rm -f "$MNT/virtio/$name".* 2>/dev/null
+	[ "$rc" -eq 0 ] || tail -n 3 "$OUT/fio-$name.err" >&2
 	return "$rc"
 }
 
@@ -145,9 +160,10 @@ fio_fsync() {
 		--size=256m --fsync=1 --numjobs="$jobs" --time_based --runtime="$FIO_SECONDS"
 }
 
+# needs_reset: the main device's status has NEEDS_RESET, or cannot be read
 needs_reset() {
 	local status
-	status=$(cat "/sys/bus/virtio/devices/${VIRTIO[main]}/status" 2>/dev/null) || return 1
+	status=$(cat "/sys/bus/virtio/devices/${VIRTIO[main]}/status" 2>/dev/null) || return 0
 	(((status & VIRTIO_NEEDS_RESET) != 0))
 }
 
@@ -175,7 +191,7 @@ check_fio_fsync() {
 check_fio_dax() {
 	check_uring_overflow
 	tap_run fio_dax_mmap_write_virtio fio_run mmap-write --directory="$MNT/virtio" --ioengine=mmap \
-		--rw=write --bs=1m --size=128m --filename=dax-mmap.dat
+		--rw=write --bs=1m --size=128m --filename=dax-mmap.dat --overwrite=1
 	tap_run fio_dax_mmap_read_virtio fio_run mmap-read --directory="$MNT/virtio" --ioengine=mmap \
 		--rw=read --bs=1m --size=128m --filename=dax-mmap.dat
 }
@@ -192,45 +208,58 @@ builtin_dax_modules() {
 	depmod "$(uname -r)"
 }
 
-# The main device's namespace as devdax, then its memory onlined as
-# system RAM (kmem) on the region's target node.
+# memory_blocks NODE: the memory blocks of NUMA node NODE
+memory_blocks() {
+	find "/sys/devices/system/node/node$1" -maxdepth 1 -name 'memory[0-9]*' | wc -l
+}
+
+# The dax device's namespace as devdax, then its memory onlined as system
+# RAM (kmem): every memory block online, on the region's target node.
 check_devdax() {
-	local chardev
-	umount "$MNT/virtio" 2>/dev/null
-	if ! ndctl create-namespace -f -e "${DEV[main_ns]}" -m devdax >"$OUT/ndctl-devdax.json" 2>"$OUT/ndctl-devdax.err"; then
+	local chardev node before list why=""
+	if ! ndctl create-namespace -f -e "${DEV[dax_ns]}" -m devdax >"$OUT/ndctl-devdax.json" 2>"$OUT/ndctl-devdax.err"; then
 		tap fail devdax_namespace_virtio "ndctl create-namespace -m devdax: $(tail -n 2 "$OUT/ndctl-devdax.err" | tr '\n' ' ')"
 		tap skip daxctl_system_ram_virtio "no devdax namespace"
 		return
 	fi
 	tap ok devdax_namespace_virtio
 	chardev=$(grep -o '"chardev":"dax[0-9.]*"' "$OUT/ndctl-devdax.json" | cut -d'"' -f4)
-	ndctl list -B -R -N -v >"$OUT/ndctl-list-devdax.json" 2>&1
+	ndctl list -B -R -N -v >"$OUT/ndctl-list-devdax.json" 2>"$OUT/ndctl-list-devdax.err"
+	node=$(cat "/sys/bus/nd/devices/${DEV[dax_region]}/target_node" 2>/dev/null || echo none)
+	before=$(memory_blocks "$node" 2>/dev/null || echo 0)
 	builtin_dax_modules >"$OUT/depmod.log" 2>&1
-	if daxctl reconfigure-device -m system-ram "$chardev" >"$OUT/daxctl.json" 2>"$OUT/daxctl.err" &&
-		daxctl list -d "$chardev" | grep -q '"mode":"system-ram"'; then
-		daxctl list -d "$chardev" >"$OUT/daxctl-list.json" 2>&1
-		tap ok daxctl_system_ram_virtio
-	else
-		tap fail daxctl_system_ram_virtio "daxctl reconfigure-device -m system-ram $chardev: $(tail -n 2 "$OUT/daxctl.err" | tr '\n' ' ')"
-	fi
+	daxctl reconfigure-device -m system-ram "$chardev" >"$OUT/daxctl.json" 2>"$OUT/daxctl.err" ||
+		why="daxctl reconfigure-device -m system-ram $chardev: $(tail -n 2 "$OUT/daxctl.err" | tr '\n' ' ')"
+	list=$(daxctl list -d "$chardev" 2>&1)
+	printf '%s\n' "$list" >"$OUT/daxctl-list.json"
+	grep -q '"mode":"system-ram"' <<<"$list" || why="$why; not in system-ram mode: $list"
+	grep -q "\"target_node\":$node," <<<"$list" || why="$why; daxctl's target node is not the region's ($node)"
+	grep -Eq '"total_memblocks":[1-9]' <<<"$list" &&
+		[ "$(grep -o '"online_memblocks":[0-9]*' <<<"$list" | cut -d: -f2)" = \
+			"$(grep -o '"total_memblocks":[0-9]*' <<<"$list" | cut -d: -f2)" ] ||
+		why="$why; not every memory block online"
+	[ "$(memory_blocks "$node" 2>/dev/null || echo 0)" -gt "$before" ] ||
+		why="$why; node $node gained no memory block"
+	if [ -z "$why" ]; then tap ok daxctl_system_ram_virtio; else tap fail daxctl_system_ram_virtio "${why#; }"; fi
 }
 
 main() {
 	echo "TAP version 13"
 	find_devices
-	printf '%s\t%s\n' main "${DEV[main]:-}" faulty "${DEV[faulty]:-}" e820 "${DEV[e820]:-}" >"$OUT/devices.tsv"
+	local k
+	for k in main dax faulty e820; do printf '%s\t%s\n' "$k" "${DEV[$k]:-}"; done >"$OUT/devices.tsv"
 	check_ndctl
-	if [ -z "${DEV[main]:-}" ] || [ -z "${DEV[e820]:-}" ]; then
-		tap fail clients_devices "no virtio-pmem main device or no e820 pmem: $(tr '\n\t' '  ' <"$OUT/devices.tsv")"
+	if [ -z "${DEV[main]:-}" ] || [ -z "${DEV[e820]:-}" ] || [ -z "${DEV[dax]:-}" ]; then
+		tap fail clients_devices "a virtio-pmem device or the e820 pmem is missing: $(tr '\n\t' '  ' <"$OUT/devices.tsv")"
 		echo "1..$N"
 		return
 	fi
 	check_fio_fsync
-	mount_dax virtio "${DEV[main]}" || tap fail clients_devices "cannot mount ext4 -o dax on ${DEV[main]}"
-	mount_dax e820 "${DEV[e820]}" || tap fail clients_devices "cannot mount ext4 -o dax on ${DEV[e820]}"
-	check_pmdk
-	check_fio_dax
-	umount "$MNT/e820" 2>/dev/null
+	if mount_dax virtio "${DEV[main]}" && mount_dax e820 "${DEV[e820]}"; then
+		check_pmdk
+		check_fio_dax
+	fi
+	umount "$MNT/virtio" "$MNT/e820" 2>/dev/null
 	check_devdax
 	echo "1..$N"
 }

@@ -44,8 +44,8 @@ pick_accel() {
 # built once per change of its inputs.
 test_initramfs() {
 	local key out
-	key=$(cat "$SERIES_TOP/boot/init" "$SERIES_TOP/boot/tests/"*.[ch] "$SERIES_TOP/boot/clients/"* \
-		"$SERIES_TOP/boot/mkinitramfs.sh" |
+	key=$(cat "$SERIES_TOP/boot/init" "$SERIES_TOP/boot/tests/"*.[ch] \
+		"$SERIES_TOP/boot/clients/"{run-clients.sh,pmdk-probe.c} "$SERIES_TOP/boot/mkinitramfs.sh" |
 		sha256sum | cut -c1-16)
 	out=$SERIES_WORK/cache/initramfs/$key.cpio.gz
 	[ -f "$out" ] || "$SERIES_TOP/boot/mkinitramfs.sh" --work "$SERIES_WORK" --out "$out" >&2
@@ -72,7 +72,7 @@ boot_cache_dir() {
 	key=$( (sha256sum "$kernel" "$initrd" | cut -d' ' -f1
 		printf '%s\n' "$@"
 		[ "$1" != clients ] || client_versions
-		cat "$SERIES_TOP"/boot/{lib/boot.sh,boot-point.sh,run-qemu.sh,check-host.sh,fsync-fault.c}) |
+		cat "$SERIES_TOP"/boot/{lib/boot.sh,boot-point.sh,run-qemu.sh,check-host.sh,fsync-fault.c,clients/fio-figures.py}) |
 		sha256sum | cut -c1-16)
 	printf '%s/cache/boots/%s\n' "$SERIES_WORK" "$key"
 }

@@ -51,6 +51,7 @@ check_fails "an unknown option is refused" "unknown argument '--nope'" "$T/opts"
 # set -e inside $(...): a failed initramfs build is no path to boot.
 mkdir -p "$T/top/boot/tests" "$T/top/boot/clients"
 printf '#!/bin/bash\n' >"$T/top/boot/clients/run-clients.sh"
+printf 'int main(void) { return 0; }\n' >"$T/top/boot/clients/pmdk-probe.c"
 printf 'int main(void) { return 0; }\n' >"$T/top/boot/tests/t.c"
 printf '#!/bin/sh\n' >"$T/top/boot/init"
 printf '#!/bin/sh\necho "mkinitramfs: cannot build" >&2\nexit 1\n' >"$T/top/boot/mkinitramfs.sh"

@@ -42,6 +42,9 @@ check "one job's fsyncs each reached the host (trace: $per_fsync host flushes pe
 	awk -v x="${per_fsync:-0}" 'BEGIN { exit !(x >= 1) }'
 check_grep "the tip's host side counted every fio run's flushes answered" \
 	'^ok [0-9]* host_client_flushes_answered$' "$TIP/host.tap"
+check_grep "... and a host fsync for each of one job's fsyncs" '^ok [0-9]* host_fio_fsyncs_reach_host$' "$TIP/host.tap"
+check_grep "daxctl onlined the devdax memory on the region's target node" '"mode":"system-ram"' \
+	"$TIP/guest/daxctl-list.json"
 
 # --- ndctl: a region unlike the reference's is named; a meant one is not
 python3 - "$TIP/guest/ndctl-list.json" "$T/changed.json" <<'EOF'
@@ -65,18 +68,23 @@ check "a difference listed as meant passes" \
 check_fails "a file that is not ndctl's JSON is refused, named" "ndctl-compare.py: .*" \
 	"$SERIES_TOP/boot/clients/ndctl-compare.py" "$SERIES_TOP/README.md" "$TIP/guest/ndctl-list.json"
 
-# --- fio's host check: the responses of one run taken out of the trace
-# log (lines kept, so that every run's span stays where it was)
+# --- fio's host check: one run's host fsyncs and responses taken out of
+# the trace log (lines kept, so that every run's span stays where it was);
+# main.img stands in with what the PMDK probe wrote, so that only the
+# flush rows can fail
 mkdir -p "$T/cut"
 cp -r "$TIP/." "$T/cut/"
+printf 'vpmem-pmdk-%s\n' "$(cat "$TIP/token")" >"$T/cut/main.img"
+check "the copy passes the host checks before the cut" "$SERIES_TOP/boot/check-host.sh" "$T/cut"
 read -r start end < <(awk -F'\t' '$1 == "fio-psync-8" { print $2, $3 }' "$T/cut/guest/runs.tsv")
-awk -v a="$start" -v b="$end" 'NR > a && NR <= b { sub(/virtio_pmem_response/, "response-taken-out") } 1' \
+awk -v a="$start" -v b="$end" 'NR > a && NR <= b { sub(/virtio_pmem_(response|flush_done)/, "taken-out") } 1' \
 	"$TIP/trace.log" >"$T/cut/trace.log"
 rc=0
 "$SERIES_TOP/boot/check-host.sh" "$T/cut" >/dev/null 2>&1 || rc=$?
 check_eq "check-host fails when a fio run's flushes went unanswered" 1 "$rc"
 check_grep "... and names the run" 'not ok [0-9]* host_client_flushes_answered' "$T/cut/host.tap"
-check_grep "... with its counts" 'fio-psync-8 .status 0, requests [1-9][0-9]*, responses 0.' "$T/cut/host.tap"
+check_grep "... with its counts" 'fio-psync-8 .status 0, host fsyncs 0.' "$T/cut/host.tap"
+check_grep "... and the boot's unanswered requests" "the boot's requests [0-9]*, responses [0-9]*" "$T/cut/host.tap"
 
 # --- a real broken kernel: no host flush, and a region not marked asynchronous
 noop=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
