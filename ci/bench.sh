@@ -21,8 +21,8 @@
 # 10): from fio's JSON, fsync latency (p50, p99 of fio's sync percentiles at
 # 1 job), fsyncs per second of 4 KiB random writes each followed by fsync
 # with 1, 8 and 64 jobs, the io_uring overflow reproducer's rate, DAX mmap
-# write and read bandwidth; from QEMU's trace log, host flush requests per
-# guest fsync at 1, 8 and 64 jobs (boot/clients/fio-figures.py). All on
+# write and read bandwidth; from QEMU's trace log, host fsyncs of the
+# backing file per guest fsync at 1, 8 and 64 jobs (boot/clients/fio-figures.py). All on
 # the same QEMU and a fresh backing file of the same size. It prints ours,
 # the reference, the
 # ratio ours/reference and the run's noise (the largest spread between
@@ -42,6 +42,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/results.sh"
+. "$(dirname "$0")/lib/build.sh"
 
 RESULTS='' WARM=no DRIVER=no TOUCH=no ROUNDS=3 FIO_SECONDS=10
 DRIVER_KEYS=(fsync_p50_us fsync_p99_us fsyncs_per_s_1 fsyncs_per_s_8 fsyncs_per_s_64
@@ -111,8 +112,9 @@ driver_table() {
 
 # clients_kernel REV: REV built with the clients profile's config
 clients_kernel() {
-	"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "$1" \
-		--config "$SERIES_TOP/boot/guest.config" --config "$SERIES_TOP/boot/clients.config"
+	local -a configs
+	mapfile -t configs < <(clients_config_args)
+	"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "$1" "${configs[@]}"
 }
 
 # target_line TSV: whether ours reaches TARGET_RATIO_64 times the

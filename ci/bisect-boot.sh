@@ -253,9 +253,11 @@ is_tip_or_reference() {
 # boot/clients.config (log in DIR/build.log) and prints the bzImage
 clients_kernel() {
 	local i=$1 dir=$2
+	local -a configs
+	mapfile -t configs < <(clients_config_args)
 	with_heartbeat "clients build of $(point_name "$i")" "$dir/build.log" \
-		"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "${POINT_REV[$i]}" \
-		--config "$(config_fragment guest)" --config "$(config_fragment clients)" 2>"$dir/build.log"
+		"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "${POINT_REV[$i]}" "${configs[@]}" \
+		2>"$dir/build.log"
 }
 
 # compare_with_tip I DIR: for the reference's clients boot, what ndctl and
@@ -422,6 +424,7 @@ uncached_checks() {
 
 print_estimate() {
 	local i kernel secs=0 commits=0 kernels=0 boots=0 cold=""
+	local -a fragments
 	if [ "$CHECKS" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ]; then
 		commits=$(uncached_checks)
 		secs=$((commits * EST_CHECK))
@@ -447,10 +450,10 @@ print_estimate() {
 			secs=$((secs + EST_DEBUG))
 		fi
 	done
+	mapfile -t fragments < <(clients_fragments)
 	for i in "${!POINT_REV[@]}"; do
 		is_tip_or_reference "$i" || continue
-		kernel=$(kernel_cache_path "$(kernel_cache_key "${POINT_REV[$i]}" "" \
-			"$(config_fragment guest)" "$(config_fragment clients)")")
+		kernel=$(kernel_cache_path "$(kernel_cache_key "${POINT_REV[$i]}" "" "${fragments[@]}")")
 		if [ ! -f "$kernel" ]; then
 			kernels=$((kernels + 1)) boots=$((boots + 1)) secs=$((secs + EST_CLIENTS_BUILD + EST_CLIENTS))
 		elif ! boot_cached "$kernel" "$INITRD" clients; then

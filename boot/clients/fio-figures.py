@@ -17,6 +17,8 @@ import json
 import os
 import sys
 
+from clientargs import check_args
+
 
 def load(path):
     with open(path, encoding="utf-8") as f:
@@ -84,16 +86,9 @@ def figures(guest, trace):
 
 
 def main(argv):
-    if len(argv) > 1 and argv[1] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0
-    for arg in argv[1:]:
-        if arg.startswith("-"):
-            print(f"{argv[0]}: unknown argument '{arg}' (see --help)", file=sys.stderr)
-            return 2
-    if len(argv) not in (2, 3):
-        print(__doc__.strip().splitlines()[0], file=sys.stderr)
-        return 2
+    status = check_args(argv, __doc__, (2, 3))
+    if status is not None:
+        return status
     guest = argv[1]
     trace = argv[2] if len(argv) == 3 else os.path.join(guest, "..", "trace.log")
     try:

@@ -16,6 +16,8 @@ means; any other is printed and makes the exit status 1.
 import json
 import sys
 
+from clientargs import check_args
+
 REGION_KEYS = ("type", "size", "persistence_domain", "numa_node", "target_node", "align")
 NAMESPACE_KEYS = ("mode", "size", "align")
 DAXCTL_KEYS = ("mode", "size", "target_node", "align", "online_memblocks", "total_memblocks", "movable")
@@ -81,16 +83,9 @@ def meant(path):
 
 
 def main(argv):
-    if len(argv) > 1 and argv[1] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0
-    for arg in argv[1:]:
-        if arg.startswith("-"):
-            print(f"{argv[0]}: unknown argument '{arg}' (see --help)", file=sys.stderr)
-            return 2
-    if len(argv) not in (3, 4):
-        print(__doc__.strip().splitlines()[0], file=sys.stderr)
-        return 2
+    status = check_args(argv, __doc__, (3, 4))
+    if status is not None:
+        return status
     try:
         ours, ref = facts(argv[1]), facts(argv[2])
         allowed = meant(argv[3] if len(argv) == 4 else None)

@@ -83,41 +83,37 @@ check_fails "an unknown profile is refused" "must be fast, debug or clients" \
 for col in 9 reference; do
 	cp -r "$T/$col" "$T/$col-fast"
 	only_groups "$T/$col-fast" fast
-	check "a fast boot without debug results passes at point $col" \
+	check "a fast boot without the other profiles' results passes at point $col" \
 		"$SERIES_TOP/boot/evaluate.sh" "$T/$col-fast" "$col"
-	cp -r "$T/$col" "$T/$col-debug"
-	only_groups "$T/$col-debug" debug
-	check "a debug boot passes at point $col with --profile debug" \
-		"$SERIES_TOP/boot/evaluate.sh" --profile debug "$T/$col-debug" "$col"
-	check_fails "a debug boot judged as a fast one is caught at point $col" "MISMATCH" \
-		"$SERIES_TOP/boot/evaluate.sh" "$T/$col-debug" "$col"
 done
-"$SERIES_TOP/boot/evaluate.sh" --profile debug "$T/9-debug" 9 >/dev/null
-check_eq "the debug boot's cells are the soak and reset groups" "soak reset" \
-	"$(cut -f1 "$T/9-debug/groups.tsv" | paste -sd' ')"
-check "the fast boot's cells leave the debug groups out" \
-	test -z "$(grep -E '^(soak|reset)'$'\t' "$T/9-fast/groups.tsv")"
+
+# profile_cases PROFILE "GROUP...": a PROFILE boot at point 9 and at the
+# reference passes with --profile PROFILE and not when judged as a fast
+# one; its cells are its groups, which the fast boot's cells leave out
+profile_cases() {
+	local profile=$1 groups=$2 col
+	for col in 9 reference; do
+		cp -r "$T/$col" "$T/$col-$profile"
+		only_groups "$T/$col-$profile" "$profile"
+		check "a $profile boot passes at point $col with --profile $profile" \
+			"$SERIES_TOP/boot/evaluate.sh" --profile "$profile" "$T/$col-$profile" "$col"
+		check_fails "a $profile boot judged as a fast one is caught at point $col" "MISMATCH" \
+			"$SERIES_TOP/boot/evaluate.sh" "$T/$col-$profile" "$col"
+	done
+	"$SERIES_TOP/boot/evaluate.sh" --profile "$profile" "$T/9-$profile" 9 >/dev/null
+	check_eq "the $profile boot's cells are its groups" "$groups" \
+		"$(cut -f1 "$T/9-$profile/groups.tsv" | paste -sd' ')"
+	check "the fast boot's cells leave the $profile groups out" \
+		test -z "$(grep -E "^(${groups// /|})"$'\t' "$T/9-fast/groups.tsv")"
+}
+
+profile_cases debug "soak reset"
 sed -i 's/^ok \([0-9]*\) pmem.needs_reset_injected$/not ok \1 pmem.needs_reset_injected/' "$T/9-debug/tap.log"
 check_fails "a failed NEEDS_RESET injection at the tip is caught" \
 	"MISMATCH needs_reset_injected: expected ok, got fail" \
 	"$SERIES_TOP/boot/evaluate.sh" --profile debug "$T/9-debug" 9
 
-# The clients profile: judged by its ndctl, pmdk and fio rows alone.
-for col in 9 reference; do
-	cp -r "$T/$col" "$T/$col-clients"
-	only_groups "$T/$col-clients" clients
-	check "a clients boot passes at point $col with --profile clients" \
-		"$SERIES_TOP/boot/evaluate.sh" --profile clients "$T/$col-clients" "$col"
-	check_fails "a clients boot judged as a fast one is caught at point $col" "MISMATCH" \
-		"$SERIES_TOP/boot/evaluate.sh" "$T/$col-clients" "$col"
-	check "the fast boot at point $col passes without the clients' results" \
-		"$SERIES_TOP/boot/evaluate.sh" "$T/$col-fast" "$col"
-done
-"$SERIES_TOP/boot/evaluate.sh" --profile clients "$T/9-clients" 9 >/dev/null
-check_eq "the clients boot's cells are the ndctl, pmdk and fio groups" "ndctl pmdk fio" \
-	"$(cut -f1 "$T/9-clients/groups.tsv" | paste -sd' ')"
-check "the fast boot's cells leave the clients groups out" \
-	test -z "$(grep -E '^(ndctl|pmdk|fio)'$'\t' "$T/9-fast/groups.tsv")"
+profile_cases clients "ndctl pmdk fio"
 sed -i 's/^ok \([0-9]*\) pmem.pmdk_is_pmem_virtio$/not ok \1 pmem.pmdk_is_pmem_virtio/' "$T/9-clients/tap.log"
 check_fails "libpmem's is_pmem on virtio-pmem failing at the tip is caught" \
 	"MISMATCH pmdk_is_pmem_virtio: expected ok, got fail" \

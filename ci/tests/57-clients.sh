@@ -16,6 +16,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
+. "$(dirname "$0")/../lib/build.sh"
 
 make_temp_dir T
 needs main-job
@@ -91,8 +92,9 @@ noop=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
 	--patch "$SERIES_TOP/boot/fixtures/flush-noop.patch" --ref refs/fixtures/flush-noop)
 "$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto "$noop" \
 	--patch "$SERIES_TOP/boot/fixtures/sync-region.patch" --ref refs/fixtures/clients-broken >/dev/null
+mapfile -t configs < <(clients_config_args)
 kernel=$("$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev refs/fixtures/clients-broken \
-	--config "$SERIES_TOP/boot/guest.config" --config "$SERIES_TOP/boot/clients.config" 2>"$T/build.log") ||
+	"${configs[@]}" 2>"$T/build.log") ||
 	{ tail -n 5 "$T/build.log"; kernel=""; }
 check "the broken fixture builds with the clients config" test -n "$kernel"
 if [ -n "$kernel" ]; then
