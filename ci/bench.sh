@@ -163,17 +163,13 @@ run_driver_bench() {
 # the time, so every --touch is a new edit the caches have not seen). Made
 # with git's plumbing in a private index: no kernel work tree to check out.
 touched_topics() {
-	local dir=$1 patch commit blob tree touched
+	local dir=$1 patch commit tree touched
 	patch=$(grep -v '^#' "$SERIES_TOP/topic-branches.txt" | grep -o '[^[:space:]]*\.patch' | grep ext4 | head -n 1)
 	[ -n "$patch" ] || die "topic-branches.txt names no ext4 patch to touch"
 	commit=$(mgit log --format=%H -1 --grep='^ext4:' series/v4)
 	[ -n "$commit" ] || die "series/v4 has no ext4 commit"
-	blob=$({ mgit cat-file blob "$commit:fs/ext4/file.c"
-		printf '/* touched by ci/bench.sh --touch at %s */\n' "$(date -u +%Y%m%dT%H%M%S.%NZ)"; } |
-		mgit hash-object -w --stdin)
-	GIT_INDEX_FILE=$dir/index mgit read-tree "$commit"
-	GIT_INDEX_FILE=$dir/index mgit update-index --cacheinfo "100644,$blob,fs/ext4/file.c"
-	tree=$(GIT_INDEX_FILE=$dir/index mgit write-tree)
+	tree=$(tree_with_line "$commit" fs/ext4/file.c \
+		"/* touched by ci/bench.sh --touch at $(date -u +%Y%m%dT%H%M%S.%NZ) */")
 	touched=$(mgit log -1 --format=%B "$commit" | (
 		export_tool_committer
 		GIT_AUTHOR_NAME=$(mgit log -1 --format=%an "$commit") GIT_AUTHOR_EMAIL=$(mgit log -1 --format=%ae "$commit") \

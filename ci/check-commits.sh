@@ -11,7 +11,8 @@
 #   hygiene     author's Signed-off-by, Fixes: tags, subject prefix
 # each judging the commit against its parent, so only what the commit adds
 # counts. Results are cached by commit and check (a re-run of an unchanged
-# series takes seconds). Prints a progress line per commit and check, then a
+# series takes seconds); cocci's by the files it reads, so an edit of one
+# patch does not re-run it on the commits whose files the edit left alone. Prints a progress line per commit and check, then a
 # matrix (commit x check, count of new findings), writes matrix.tsv,
 # summary.tsv and every log to the results directory (printed last), and
 # exits 1 if any commit adds a finding or does not build. --checks runs only
@@ -82,17 +83,27 @@ print_cache_keys() {
 	done
 }
 
+# cache_dir_for COMMIT CHECK: where CHECK's verdict on COMMIT is kept: by
+# the commit, or for a check "# Cached by content" (ci/lib/checks.sh) by
+# the content key it prints, so a commit an edit did not reach keeps it
 cache_dir_for() {
-	local commit=$1 check=$2
-	printf '%s/cache/checks/%s-%s-%s\n' "$SERIES_WORK" "$commit" "$check" "$(cache_key "$check")"
+	local commit=$1 check=$2 script=$SERIES_TOP/ci/checks/$2.sh subject=$1
+	if grep -q '^# Cached by content' "$script"; then
+		subject=content-$("$script" --work "$SERIES_WORK" --commit "$commit" --parent "$commit^" --content-key) ||
+			die "$check: no content key for commit $commit"
+	fi
+	printf '%s/cache/checks/%s-%s-%s\n' "$SERIES_WORK" "$subject" "$check" "$(cache_key "$check")"
 }
 
-# run_check COMMIT CHECK DIR -> prints the cell: ok, "N new" or FAIL
+# run_check COMMIT CHECK DIR -> prints the cell: ok, "N new" or FAIL; a
+# verdict from the cache leaves DIR/CHECK.cached naming the entry
 run_check() {
 	local commit=$1 check=$2 dir=$3 cache rc=0 n
 	cache=$(cache_dir_for "$commit" "$check")
+	rm -f "$dir/$check.cached"
 	if [ -f "$cache/rc" ]; then
 		cp "$cache/$check.log" "$cache/$check.new" "$dir/"
+		printf '%s\n' "${cache##*/}" >"$dir/$check.cached"
 		rc=$(cat "$cache/rc")
 	else
 		with_heartbeat "$check of $(mgit rev-parse --short "$commit")" "$dir/$check.log" \
@@ -122,8 +133,8 @@ check_commit() {
 	for check in "${CHECKS[@]}"; do
 		start=$(now_s)
 		cell=$(run_check "$commit" "$check" "$dir")
-		printf '%-12s %-40.40s %-10s %s (%ss)\n' "$(mgit rev-parse --short "$commit")" "$subject" \
-			"$check" "$cell" "$(elapsed_since "$start")"
+		printf '%-12s %-40.40s %-10s %s%s (%ss)\n' "$(mgit rev-parse --short "$commit")" "$subject" \
+			"$check" "$cell" "$([ -f "$dir/$check.cached" ] && echo ', cached')" "$(elapsed_since "$start")"
 		if [ "$cell" != ok ]; then
 			FOUND=1
 			worst=$cell

@@ -7,6 +7,9 @@
 # when the commit has reports: a report counts only if the parent's version
 # of the files does not have it; the parent runs only the rules that
 # reported on the commit. Contract: ci/lib/checks.sh.
+# Cached by content: the touched C files at the commit and its parent and
+# the commit's scripts/coccinelle are all the verdict reads, so a commit
+# that an edit of an earlier patch does not reach keeps its verdict.
 # Inputs: cocci/run.sh cocci/*.cocci
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
@@ -36,6 +39,22 @@ reports() {
 	cat "$out.log" >>"$CHECK_LOG"
 	[ "$rc" -ne 2 ] || check_error "spatch failed at $rev: $(grep -m1 SPATCH-FAILED "$out.log")"
 	grep -E '^[^ ]+:[0-9]+:[0-9]+-[0-9]+: ' "$out.log" | normalize_warnings >"$out" || true
+}
+
+# content_key: the touched C files' blobs at the commit and the parent, and
+# the rules' tree (see "Cached by content" in ci/lib/checks.sh)
+content_key() {
+	local f
+	{
+		mgit rev-parse "$CHECK_COMMIT:scripts/coccinelle"
+		for f in $(touched_c_files); do
+			printf '%s %s %s\n' "$f" "$(blob_at "$CHECK_COMMIT" "$f")" "$(blob_at "$CHECK_PARENT" "$f")"
+		done
+	} | sha256sum | cut -c1-16
+}
+
+blob_at() {
+	mgit rev-parse -q --verify "$1:$2" || echo none
 }
 
 main() {

@@ -5,13 +5,17 @@
 #
 # writes its full log to DIR/NAME.log and the findings the commit adds, one
 # per line, to DIR/NAME.new, and exits 0 (nothing new), 1 (new warnings) or
-# 2 (an error: the commit does not build, a tool failed). Findings are
+# 2 (an error: the commit does not build, a tool failed). A check whose
+# verdict reads less than the whole commit says so in a "# Cached by
+# content" line and defines content_key; with --content-key (and --commit,
+# --parent) it prints that key instead of checking, and ci/check-commits.sh
+# files its verdict under the key, not the commit. Findings are
 # compared with the same check on the parent, with line numbers dropped, so
 # warnings already in the tree never count against a commit.
 # Needs common.sh and build.sh.
 
 CHECK_NAME=$(basename "$0" .sh)
-CHECK_COMMIT='' CHECK_PARENT='' CHECK_OUT=''
+CHECK_COMMIT='' CHECK_PARENT='' CHECK_OUT='' CHECK_CONTENT_KEY=no
 
 # own_option ARG...: this script's own options (see parse_options, common.sh)
 # shellcheck disable=SC2034 # parse_options reads OPT_TAKES
@@ -20,12 +24,19 @@ own_option() {
 	--commit) CHECK_COMMIT=${2:?}; OPT_TAKES=2 ;;
 	--parent) CHECK_PARENT=${2:?}; OPT_TAKES=2 ;;
 	--out) CHECK_OUT=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
+	--content-key) CHECK_CONTENT_KEY=yes ;;
 	*) OPT_TAKES=0 ;;
 	esac
 }
 
 parse_check_args() {
 	parse_options own_option "$@"
+	if [ "$CHECK_CONTENT_KEY" = yes ]; then
+		[ -n "$CHECK_COMMIT" ] && [ -n "$CHECK_PARENT" ] || die "--content-key needs --commit and --parent"
+		declare -F content_key >/dev/null || die "$CHECK_NAME has no content key: its cache is by commit"
+		content_key
+		exit 0
+	fi
 	[ -n "$CHECK_COMMIT" ] && [ -n "$CHECK_PARENT" ] && [ -n "$CHECK_OUT" ] ||
 		die "--commit, --parent and --out are required"
 	mkdir -p "$CHECK_OUT"

@@ -181,6 +181,20 @@ export_tool_committer() {
 	export GIT_COMMITTER_EMAIL="series-tooling@localhost"
 }
 
+# tree_with_line REV PATH LINE: the tree of REV with LINE appended to PATH,
+# made with git's plumbing in a private index (no work tree is touched)
+tree_with_line() {
+	local rev=$1 path=$2 line=$3 blob index rc=0
+	blob=$({ mgit cat-file blob "$rev:$path" && printf '%s\n' "$line"; } | mgit hash-object -w --stdin) ||
+		die "cannot read $path at $rev"
+	index=$(mktemp -u "${TMPDIR:-/tmp}/series-index.XXXXXX")
+	{ GIT_INDEX_FILE=$index mgit read-tree "$rev" &&
+		GIT_INDEX_FILE=$index mgit update-index --cacheinfo "100644,$blob,$path" &&
+		GIT_INDEX_FILE=$index mgit write-tree; } || rc=$?
+	rm -f "$index"
+	[ "$rc" -eq 0 ] || die "cannot write a tree of $rev with $path edited"
+}
+
 now_s() {
 	date +%s.%N
 }

@@ -4,7 +4,8 @@
 # also when the script dies; make_temp_dir's directory goes at exit;
 # common_option parses --help and --work alike for every entry point and
 # exports the work directory; with_heartbeat reports a long step while it
-# runs and returns its status. Then shellcheck over every script.
+# runs and returns its status; configure_once keeps each stamp's .config.
+# Then shellcheck over every script.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -73,6 +74,27 @@ out=$(SERIES_HEARTBEAT=1 "$T/beats" x "$T/beats.log" 2>&1)
 check "a heartbeat line names the step and the log's last line" \
 	grep -q '^  \.\.\. step of X: [0-9]*s so far; compiling foo.c$' <<<"$out"
 check_eq "with_heartbeat returns the step's status" "status 7" "$(tail -n 1 <<<"$out")"
+
+# configure_once (ci/lib/build.sh) keeps the .config each stamp gave: back
+# on a stamp it has seen, it puts that file back without configuring, and
+# leaves a .config of the same content untouched (make would sync it).
+script configs '. "$SERIES_TOP/ci/lib/build.sh"
+SERIES_WORK=$1/work
+fake_kconfig() { echo run >>"$1/../runs"; printf "CONFIG_%s=y\n" "$2" >"$1/.config"; }
+configure_once "$1/out" "$2" fake_kconfig "$1/out" "$2"'
+mkdir -p "$T/cfg/out"
+for stamp in A B A A; do
+	"$T/configs" "$T/cfg" "$stamp"
+	cat "$T/cfg/out/.config" >>"$T/cfg/seen"
+done
+check_eq "each new stamp configures once; a stamp seen before gets its kept .config" \
+	"CONFIG_A=y|CONFIG_B=y|CONFIG_A=y|CONFIG_A=y" "$(paste -sd'|' "$T/cfg/seen")"
+check_eq "kconfig ran for the two new stamps only" 2 "$(grep -c run "$T/cfg/runs")"
+touch -d @1000000000 "$T/cfg/out/.config"
+rm "$T/cfg/out/.config.stamp"
+"$T/configs" "$T/cfg" A
+check_eq "a kept .config equal to the one in place leaves it untouched" 1000000000 \
+	"$(stat -c %Y "$T/cfg/out/.config")"
 
 # The test library: a test file that dies midway keeps what it counted.
 cat >"$T/dies.sh" <<EOF

@@ -3,7 +3,8 @@
 # series (ci/tests/fixtures/checks) with a reintroduced v3 bug (in a form
 # only our devm_kfree.cocci sees), a trailing space, a missing Signed-off-by
 # and a sparse warning is reported commit by commit, check by check, and
-# fails the run.
+# fails the run. cocci's verdict is reused where an edit of another file
+# does not reach it.
 # Slow: kernel builds of every commit of the series (skipped by ci/test.sh --quick)
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
@@ -63,5 +64,30 @@ check_eq "commit 4: nothing for cocci, checkpatch or hygiene" "ok ok ok" \
 check_eq "the matrix has only the checks asked for" "commit subject sparse cocci checkpatch hygiene" \
 	"$(head -n 1 "$R/matrix.tsv" | tr '\t' ' ')"
 check_fails "an unknown check is refused" "no check 'nosuch'" "${CC[@]}" --checks nosuch
+
+# cocci's verdict is filed by what it reads (the touched files at the commit
+# and its parent): fixture 1 again, after an edit of another file (which does
+# not reach it: the verdict comes from the cache) and after an edit of the
+# driver it changes (which does: cocci runs again).
+# fixture_after_edit REF PATH: fixture 1 on a commit of series/v4 that adds a
+# comment line (new every run) to PATH; checks cocci on it; prints results
+fixture_after_edit() {
+	local tree edit
+	tree=$(tree_with_line series/v4 "$2" "/* ci/tests/45: an edit at $(date -u +%s.%N) */")
+	edit=$(export_tool_committer
+		GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL \
+			mgit commit-tree "$tree" -p series/v4 -m "ci/tests/45: edit $2")
+	"$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto "$edit" --ref "$1" \
+		--patch "$(ls "$SERIES_TOP"/ci/tests/fixtures/checks/0001-*.patch)" >/dev/null
+	"${CC[@]}" --checks cocci "$edit..$1" >"$T/${1##*/}.log" 2>&1 || true
+	tail -n 1 "$T/${1##*/}.log"
+}
+R=$(fixture_after_edit refs/fixtures/cocci-far fs/ext4/file.c)
+check_eq "an edit of another file: fixture 1's cocci finding stands" "1 new" "$(cell "$R" 1 cocci)"
+check "an edit of another file: the verdict comes from the cache" test -s "$(ls -d "$R"/01-*)/cocci.cached"
+check "an edit of another file: the line says cached" grep -q 'cocci *1 new, cached' "$T/cocci-far.log"
+R=$(fixture_after_edit refs/fixtures/cocci-near drivers/nvdimm/virtio_pmem.c)
+check_eq "an edit of the driver: fixture 1's cocci finding stands" "1 new" "$(cell "$R" 1 cocci)"
+check "an edit of the driver: cocci runs again" test ! -e "$(ls -d "$R"/01-*)/cocci.cached"
 
 finish_test_file
