@@ -18,11 +18,11 @@
 #   debug   the last commit and the reference only: one more boot with the
 #           debug profile (boot/run-qemu.sh --profile debug: slab poisoning,
 #           the flush soak, the NEEDS_RESET injection), in points/*/debug
-#   clients the last commit and the reference only: a kernel built with
-#           boot/clients.config on top, booted with the clients profile
-#           (Debian's fio, ndctl, daxctl, pmempool and PMDK in the guest,
-#           from the host's root over virtio-9p), in points/*/clients; the
-#           reference's ndctl list is compared with the tip's
+#   clients the last commit and the reference only: the same kernel
+#           booted with the clients profile (Debian's fio, ndctl, daxctl,
+#           pmempool and PMDK in the guest, from the host's root over
+#           virtio-9p), in points/*/clients; the reference's ndctl list is
+#           compared with the tip's
 # and judges each result against boot/expected.tsv (boot/evaluate.sh).
 # When every point passed, it writes the v4 posting with b4/prep.sh (b4/ in
 # the results directory), the matrix's figures in its cover letter.
@@ -234,8 +234,8 @@ point_name() {
 # The tip (the last series point) and the reference get two more boots:
 # the debug profile (boot/run-qemu.sh --profile debug: slab poisoning, the
 # soak, the NEEDS_RESET injection) and the clients profile (Debian's fio,
-# ndctl, daxctl, pmempool and PMDK in the guest, on a kernel built with
-# boot/clients.config on top), into DIR/debug and DIR/clients; each judged
+# ndctl, daxctl, pmempool and PMDK in the guest), both on the point's
+# kernel, into DIR/debug and DIR/clients; each judged
 # by its profile's rows of boot/expected.tsv, whose group cells join
 # DIR/groups.tsv (other points show -). Cached like stage_boot's boots,
 # under keys of their own.
@@ -247,17 +247,6 @@ is_tip_or_reference() {
 		[[ ${POINT_COL[$j]} =~ ^[0-9]+$ ]] && last=$j
 	done
 	[ "$i" = "$last" ]
-}
-
-# clients_kernel I DIR: builds point I for boot/guest.config plus
-# boot/clients.config (log in DIR/build.log) and prints the bzImage
-clients_kernel() {
-	local i=$1 dir=$2
-	local -a configs
-	mapfile -t configs < <(clients_config_args)
-	with_heartbeat "clients build of $(point_name "$i")" "$dir/build.log" \
-		"$SERIES_TOP/ci/build-kernel.sh" --work "$SERIES_WORK" --rev "${POINT_REV[$i]}" "${configs[@]}" \
-		2>"$dir/build.log"
 }
 
 # compare_with_tip I DIR: for the reference's clients boot, what ndctl and
@@ -287,17 +276,11 @@ compare_with_tip() {
 # stage_profile_boot I DIR PROFILE: the PROFILE (debug or clients) boot of
 # point I into DIR/PROFILE
 stage_profile_boot() {
-	local i=$1 dir=$2 profile=$3 pdir=$2/$3 start status out KERNEL=$KERNEL
+	local i=$1 dir=$2 profile=$3 pdir=$2/$3 start status out
 	STAGE_OK=yes
 	is_tip_or_reference "$i" && [ -n "$KERNEL" ] || return 0
 	start=$(now_s)
 	mkdir -p "$pdir"
-	if [ "$profile" = clients ] && ! KERNEL=$(clients_kernel "$i" "$pdir"); then
-		progress "$(point_name "$i")" clients "FAIL: the clients kernel does not build: $(tail -n 1 "$pdir/build.log")" \
-			"$(elapsed_since "$start")"
-		STAGE_OK=no
-		return 0
-	fi
 	stage_boot_with "$pdir" "$profile" "$profile boot of $(point_name "$i")"
 	progress "$(point_name "$i")" "$profile" "$BOOT_LINE" "$(elapsed_since "$start")"
 	status=$(head -n 1 "$pdir/boot.status" 2>/dev/null || echo missing)
@@ -408,7 +391,7 @@ stage_b4() {
 # What a run will cost, from the caches present: seconds per step not
 # cached, as measured on a 2-core machine under TCG (README, Benchmarks).
 EST_CHECK=75 EST_COLD_BUILDS=700 EST_COLD_BUILDS_NO_CCACHE=1100 EST_BUILD=60 EST_BOOT=25 EST_DEBUG=30
-EST_CLIENTS_BUILD=180 EST_CLIENTS=50
+EST_CLIENTS=50
 
 uncached_checks() {
 	local checks=(build sparse ppc64le cocci checkpatch hygiene) keys c j n=0
@@ -424,7 +407,6 @@ uncached_checks() {
 
 print_estimate() {
 	local i kernel secs=0 commits=0 kernels=0 boots=0 cold=""
-	local -a fragments
 	if [ "$CHECKS" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ]; then
 		commits=$(uncached_checks)
 		secs=$((commits * EST_CHECK))
@@ -440,7 +422,7 @@ print_estimate() {
 		kernel=$(kernel_cache_path "$(kernel_cache_key "${POINT_REV[$i]}" "" "$(config_fragment guest)")")
 		if [ ! -f "$kernel" ]; then
 			kernels=$((kernels + 1)) boots=$((boots + 1)) secs=$((secs + EST_BUILD + EST_BOOT))
-			! is_tip_or_reference "$i" || secs=$((secs + EST_DEBUG))
+			! is_tip_or_reference "$i" || secs=$((secs + EST_DEBUG + EST_CLIENTS))
 			continue
 		fi
 		if ! boot_cached "$kernel" "$INITRD" fast; then
@@ -449,14 +431,7 @@ print_estimate() {
 		if is_tip_or_reference "$i" && ! boot_cached "$kernel" "$INITRD" debug; then
 			secs=$((secs + EST_DEBUG))
 		fi
-	done
-	mapfile -t fragments < <(clients_fragments)
-	for i in "${!POINT_REV[@]}"; do
-		is_tip_or_reference "$i" || continue
-		kernel=$(kernel_cache_path "$(kernel_cache_key "${POINT_REV[$i]}" "" "${fragments[@]}")")
-		if [ ! -f "$kernel" ]; then
-			kernels=$((kernels + 1)) boots=$((boots + 1)) secs=$((secs + EST_CLIENTS_BUILD + EST_CLIENTS))
-		elif ! boot_cached "$kernel" "$INITRD" clients; then
+		if is_tip_or_reference "$i" && ! boot_cached "$kernel" "$INITRD" clients; then
 			boots=$((boots + 1)) secs=$((secs + EST_CLIENTS))
 		fi
 	done

@@ -21,19 +21,6 @@ config_fragment() {
 	printf '%s\n' "$f"
 }
 
-# clients_fragments: the clients profile's kernel config, a fragment a line:
-# boot/guest.config with boot/clients.config on top
-clients_fragments() {
-	config_fragment guest
-	config_fragment clients
-}
-
-# clients_config_args: the same as ci/build-kernel.sh's options, one a line
-clients_config_args() {
-	local f
-	clients_fragments | while read -r f; do printf -- '--config\n%s\n' "$f"; done
-}
-
 # make's -j: the cores here plus one, or, with distcc hosts, what they
 # take (distcc -j) plus the cores here
 build_jobs() {
