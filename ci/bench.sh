@@ -16,8 +16,8 @@
 # asserted.
 #
 # --driver boots series/v4's tip and the pristine reference import in turn,
-# N rounds each (default 3, at least 2), with the clients profile's kernel
-# and boot (boot/clients/run-clients.sh, fio runs of --fio-seconds, default
+# N rounds each (default 3, at least 2), their kernels booted with the
+# clients profile (boot/clients/run-clients.sh, fio runs of --fio-seconds, default
 # 10): from fio's JSON, fsync latency (p50, p99 of fio's sync percentiles at
 # 1 job), fsyncs per second of 4 KiB random writes each followed by fsync
 # with 1, 8 and 64 jobs, the io_uring overflow reproducer's rate, DAX mmap

@@ -394,15 +394,7 @@ EST_CHECK=75 EST_COLD_BUILDS=700 EST_COLD_BUILDS_NO_CCACHE=1100 EST_BUILD=60 EST
 EST_CLIENTS=50
 
 uncached_checks() {
-	local checks=(build sparse ppc64le cocci checkpatch hygiene) keys c j n=0
-	mapfile -t keys < <("$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" \
-		--cache-key "$(IFS=,; echo "${checks[*]}")")
-	for c in $(mgit rev-list base..series/v4); do
-		for j in "${!checks[@]}"; do
-			[ -f "$SERIES_WORK/cache/checks/$c-${checks[$j]}-${keys[$j]}/rc" ] || { n=$((n + 1)); break; }
-		done
-	done
-	echo "$n"
+	"$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" --count-uncached
 }
 
 print_estimate() {
@@ -422,14 +414,14 @@ print_estimate() {
 		kernel=$(kernel_cache_path "$(kernel_cache_key "${POINT_REV[$i]}" "" "$(config_fragment guest)")")
 		if [ ! -f "$kernel" ]; then
 			kernels=$((kernels + 1)) boots=$((boots + 1)) secs=$((secs + EST_BUILD + EST_BOOT))
-			! is_tip_or_reference "$i" || secs=$((secs + EST_DEBUG + EST_CLIENTS))
+			! is_tip_or_reference "$i" || boots=$((boots + 2)) secs=$((secs + EST_DEBUG + EST_CLIENTS))
 			continue
 		fi
 		if ! boot_cached "$kernel" "$INITRD" fast; then
 			boots=$((boots + 1)) secs=$((secs + EST_BOOT))
 		fi
 		if is_tip_or_reference "$i" && ! boot_cached "$kernel" "$INITRD" debug; then
-			secs=$((secs + EST_DEBUG))
+			boots=$((boots + 1)) secs=$((secs + EST_DEBUG))
 		fi
 		if is_tip_or_reference "$i" && ! boot_cached "$kernel" "$INITRD" clients; then
 			boots=$((boots + 1)) secs=$((secs + EST_CLIENTS))

@@ -3,8 +3,8 @@
 #                           [--make-args "ARGS"] [--work DIR] [--help]
 #
 # Builds bzImage of REV (any revision of the mirror) for config fragments
-# (default boot/guest.config; --config repeated merges them in that order,
-# e.g. guest then clients) merged onto tinyconfig, and prints the path of
+# (default boot/guest.config; --config repeated merges them in that order)
+# merged onto tinyconfig, and prints the path of
 # the cached bzImage. The source is checked out in WORK/tree, a detached
 # work tree of the mirror used only by the tooling; the objects go to
 # WORK/build/NAME (default: the fragments' names joined by '+'), one

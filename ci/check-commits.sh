@@ -12,11 +12,13 @@
 # each judging the commit against its parent, so only what the commit adds
 # counts. Results are cached by commit and check (a re-run of an unchanged
 # series takes seconds); cocci's by the files it reads, so an edit of one
-# patch does not re-run it on the commits whose files the edit left alone. Prints a progress line per commit and check, then a
-# matrix (commit x check, count of new findings), writes matrix.tsv,
+# patch does not re-run it on the commits whose files the edit left alone.
+# Prints a progress line per commit and check, then a matrix (commit x check, count of new findings), writes matrix.tsv,
 # summary.tsv and every log to the results directory (printed last), and
 # exits 1 if any commit adds a finding or does not build. --checks runs only
 # the comma-separated checks named (e.g. cocci,checkpatch,hygiene).
+# --count-uncached prints how many commits of RANGE have a check whose
+# verdict is not cached (the main job's estimate), and checks nothing.
 # --cache-key CHECK[,CHECK...] prints the key (a line each) that CHECK's
 # results are cached under: the
 # check's script, the libraries it sources and the files its "# Inputs:"
@@ -29,7 +31,8 @@ set -euo pipefail
 RANGE=base..series/v4
 RESULTS=
 CHECKS=(build sparse ppc64le cocci checkpatch hygiene)
-FOUND=0
+FOUND=0 COUNT_UNCACHED=no
+declare -A CACHE_KEYS=()
 
 # own_option ARG...: this script's own options (see parse_options, common.sh)
 # shellcheck disable=SC2034 # parse_options reads OPT_TAKES
@@ -38,6 +41,7 @@ own_option() {
 	--results) RESULTS=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
 	--checks) IFS=, read -r -a CHECKS <<<"${2:?}"; OPT_TAKES=2 ;;
 	--cache-key) print_cache_keys "${2:?}"; exit 0 ;;
+	--count-uncached) COUNT_UNCACHED=yes ;;
 	-*) OPT_TAKES=0 ;;
 	*) RANGE=$1 ;;
 	esac
@@ -92,7 +96,20 @@ cache_dir_for() {
 		subject=content-$("$script" --work "$SERIES_WORK" --commit "$commit" --parent "$commit^" --content-key) ||
 			die "$check: no content key for commit $commit"
 	fi
-	printf '%s/cache/checks/%s-%s-%s\n' "$SERIES_WORK" "$subject" "$check" "$(cache_key "$check")"
+	[ -n "${CACHE_KEYS[$check]:-}" ] || CACHE_KEYS[$check]=$(cache_key "$check")
+	printf '%s/cache/checks/%s-%s-%s\n' "$SERIES_WORK" "$subject" "$check" "${CACHE_KEYS[$check]}"
+}
+
+# count_uncached COMMIT...: how many of the commits have a check whose
+# verdict is not in the cache
+count_uncached() {
+	local c k n=0
+	for c in "$@"; do
+		for k in "${CHECKS[@]}"; do
+			[ -f "$(cache_dir_for "$c" "$k")/rc" ] || { n=$((n + 1)); break; }
+		done
+	done
+	echo "$n"
 }
 
 # run_check COMMIT CHECK DIR -> prints the cell: ok, "N new" or FAIL; a
@@ -174,6 +191,10 @@ main() {
 		die "range $RANGE: '${RANGE%%..*}' not found in the mirror"
 	mapfile -t commits < <(mgit rev-list --reverse "$RANGE") || die "bad range $RANGE"
 	[ ${#commits[@]} -gt 0 ] || die "range $RANGE has no commits"
+	if [ "$COUNT_UNCACHED" = yes ]; then
+		count_uncached "${commits[@]}"
+		return 0
+	fi
 	take_work_lock
 	# shellcheck disable=SC2034 # with_heartbeat (common.sh) writes to it
 	exec {HEARTBEAT_FD}>&1

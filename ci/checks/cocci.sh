@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: ci/checks/cocci.sh --commit C --parent P --out DIR [--work WORK]
+# Usage: ci/checks/cocci.sh --commit C --parent P (--out DIR | --content-key) [--work WORK]
 #
 # The kernel's semantic patches (scripts/coccinelle of the commit's tree)
 # and ours (cocci/), in report mode, on the C files the commit touches. The
@@ -7,9 +7,8 @@
 # when the commit has reports: a report counts only if the parent's version
 # of the files does not have it; the parent runs only the rules that
 # reported on the commit. Contract: ci/lib/checks.sh.
-# Cached by content: the touched C files at the commit and its parent and
-# the commit's scripts/coccinelle are all the verdict reads, so a commit
-# that an edit of an earlier patch does not reach keeps its verdict.
+# Cached by content (see ci/lib/checks.sh): the touched C files at the
+# commit and its parent, the commit's scripts/coccinelle and spatch.
 # Inputs: cocci/run.sh cocci/*.cocci
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
@@ -41,20 +40,19 @@ reports() {
 	grep -E '^[^ ]+:[0-9]+:[0-9]+-[0-9]+: ' "$out.log" | normalize_warnings >"$out" || true
 }
 
-# content_key: the touched C files' blobs at the commit and the parent, and
-# the rules' tree (see "Cached by content" in ci/lib/checks.sh)
+blob_at() {
+	mgit rev-parse -q --verify "$1:$2" || echo none
+}
+
 content_key() {
 	local f
 	{
 		mgit rev-parse "$CHECK_COMMIT:scripts/coccinelle"
+		spatch --version | head -n 1
 		for f in $(touched_c_files); do
 			printf '%s %s %s\n' "$f" "$(blob_at "$CHECK_COMMIT" "$f")" "$(blob_at "$CHECK_PARENT" "$f")"
 		done
 	} | sha256sum | cut -c1-16
-}
-
-blob_at() {
-	mgit rev-parse -q --verify "$1:$2" || echo none
 }
 
 main() {

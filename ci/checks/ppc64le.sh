@@ -31,9 +31,9 @@ configure_ppc64le() {
 defconfig_ppc64le() {
 	local out=$1 tree
 	tree=$(build_tree)
-	kmake -C "$tree" O="$out" "${CROSS[@]}" ppc64le_defconfig >/dev/null
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$(config_fragment ppc64le)" >/dev/null
-	kmake -C "$tree" O="$out" "${CROSS[@]}" olddefconfig >/dev/null
+	kmake -C "$tree" O="$out" "${CROSS[@]}" ppc64le_defconfig >/dev/null &&
+		"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$(config_fragment ppc64le)" >/dev/null &&
+		kmake -C "$tree" O="$out" "${CROSS[@]}" olddefconfig >/dev/null
 }
 
 # scan_ppc64le REV: compile the powerpc files at REV with W=1, cache the

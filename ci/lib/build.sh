@@ -102,23 +102,25 @@ checkout_build_tree() {
 
 # config_stamp COMPILER FILE...: what a build directory's .config follows
 # from: the files (fragments), the checked-out tree's Kconfig files, config
-# snippets, kconfig itself, the top Makefile and the scripts Kconfig runs,
-# and the compiler (Kconfig asks it).
+# snippets, kconfig itself, the top and arch Makefiles (the *defconfig
+# targets) and the scripts Kconfig runs, and the compiler and linker
+# (Kconfig asks them).
 config_stamp() {
 	local cc=$1
 	shift
 	{
 		cat "$@"
 		git -C "$(build_tree)" ls-tree -r HEAD |
-			awk -F'\t' '$2 ~ /(^|\/)Kconfig[^\/]*$|\/configs\/[^\/]*$|^scripts\/kconfig\/|^Makefile$|^scripts\/[^\/]*\.sh$/'
+			awk -F'\t' '$2 ~ /(^|\/)Kconfig[^\/]*$|\/configs\/[^\/]*$|^scripts\/kconfig\/|^Makefile$|^arch\/[^\/]*\/Makefile$|^scripts\/Makefile\.defconf$|^scripts\/[^\/]*\.sh$/'
 		"$cc" --version | head -n 1
+		"${cc%gcc}ld" --version | head -n 1
 	} | sha256sum | cut -c1-32
 }
 
 # configure_once OUT STAMP COMMAND...: run COMMAND, which configures OUT,
 # unless OUT's .config was already made from what STAMP says. Configuring
 # costs three kconfig runs per build directory (5 to 10 s), so the .config
-# each STAMP and COMMAND gave is kept (WORK/cache/configs): a walk that
+# each STAMP and COMMAND (its code) gave is kept (WORK/cache/configs): a walk that
 # goes back and forth over a Kconfig change (the driver commit adds one)
 # puts the kept file back, and only when its content differs, so make
 # syncs and rebuilds only what the changed symbols reach.
@@ -127,7 +129,7 @@ configure_once() {
 	shift 2
 	[ -f "$out/.config" ] && [ "$(cat "$out/.config.stamp" 2>/dev/null)" = "$stamp" ] && return 0
 	rm -f "$out/.config.stamp"
-	kept=$SERIES_WORK/cache/configs/$(printf '%s %s\n' "$stamp" "$1" | sha256sum | cut -c1-16).config
+	kept=$SERIES_WORK/cache/configs/$({ printf '%s\n' "$stamp"; declare -f "$1"; } | sha256sum | cut -c1-16).config
 	if [ -f "$kept" ]; then
 		cmp -s "$kept" "$out/.config" || cp "$kept" "$out/.config" || return 1
 	else
@@ -140,7 +142,9 @@ configure_once() {
 # keep_config CONFIG KEPT: a copy of CONFIG as KEPT, whole or not at all
 # (a full disk only costs the next walk its kconfig runs)
 keep_config() {
-	mkdir -p "$(dirname "$2")" && cp "$1" "$2.tmp" && mv "$2.tmp" "$2" || rm -f "$2.tmp"
+	local tmp
+	mkdir -p "$(dirname "$2")" && tmp=$(mktemp "$2.XXXXXX") || return 0
+	cp "$1" "$tmp" && mv "$tmp" "$2" || rm -f "$tmp"
 }
 
 # configure_build NAME FRAGMENT...: tinyconfig plus the fragments, then
@@ -159,7 +163,7 @@ tinyconfig_plus() {
 	local out=$1 tree
 	shift
 	tree=$(build_tree)
-	kmake -C "$tree" O="$out" tinyconfig >/dev/null
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
-	kmake -C "$tree" O="$out" olddefconfig >/dev/null
+	kmake -C "$tree" O="$out" tinyconfig >/dev/null &&
+		"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null &&
+		kmake -C "$tree" O="$out" olddefconfig >/dev/null
 }

@@ -2,6 +2,7 @@
 # The contract of a per-commit check (ci/checks/NAME.sh), and its helpers.
 #
 #   ci/checks/NAME.sh --commit C --parent P --out DIR [--work WORK]
+#   ci/checks/NAME.sh --commit C --parent P --content-key [--work WORK]
 #
 # writes its full log to DIR/NAME.log and the findings the commit adds, one
 # per line, to DIR/NAME.new, and exits 0 (nothing new), 1 (new warnings) or

@@ -80,7 +80,7 @@ check_eq "with_heartbeat returns the step's status" "status 7" "$(tail -n 1 <<<"
 # leaves a .config of the same content untouched (make would sync it).
 script configs '. "$SERIES_TOP/ci/lib/build.sh"
 SERIES_WORK=$1/work
-fake_kconfig() { echo run >>"$1/../runs"; printf "CONFIG_%s=y\n" "$2" >"$1/.config"; }
+fake_kconfig() { [ -n "$2" ] && echo run >>"$1/../runs" && printf "CONFIG_%s=y\n" "$2" >"$1/.config"; }
 configure_once "$1/out" "$2" fake_kconfig "$1/out" "$2"'
 mkdir -p "$T/cfg/out"
 for stamp in A B A A; do
@@ -90,8 +90,10 @@ done
 check_eq "each new stamp configures once; a stamp seen before gets its kept .config" \
 	"CONFIG_A=y|CONFIG_B=y|CONFIG_A=y|CONFIG_A=y" "$(paste -sd'|' "$T/cfg/seen")"
 check_eq "kconfig ran for the two new stamps only" 2 "$(grep -c run "$T/cfg/runs")"
+check_fails "a configure step that fails fails configure_once" "error" "$T/configs" "$T/cfg" ""
+check_eq "... and nothing is kept for its stamp" 2 "$(find "$T/cfg/work/cache/configs" -type f | wc -l)"
 touch -d @1000000000 "$T/cfg/out/.config"
-rm "$T/cfg/out/.config.stamp"
+rm -f "$T/cfg/out/.config.stamp"
 "$T/configs" "$T/cfg" A
 check_eq "a kept .config equal to the one in place leaves it untouched" 1000000000 \
 	"$(stat -c %Y "$T/cfg/out/.config")"

@@ -69,9 +69,9 @@ check_fails "an unknown check is refused" "no check 'nosuch'" "${CC[@]}" --check
 # and its parent): fixture 1 again, after an edit of another file (which does
 # not reach it: the verdict comes from the cache) and after an edit of the
 # driver it changes (which does: cocci runs again).
-# fixture_after_edit REF PATH: fixture 1 on a commit of series/v4 that adds a
-# comment line (new every run) to PATH; checks cocci on it; prints results
-fixture_after_edit() {
+# fixture_on_edit REF PATH: fixture 1 (as REF) on a commit of series/v4
+# that adds a comment line (new every run) to PATH
+fixture_on_edit() {
 	local tree edit
 	tree=$(tree_with_line series/v4 "$2" "/* ci/tests/45: an edit at $(date -u +%s.%N) */")
 	edit=$(export_tool_committer
@@ -79,8 +79,16 @@ fixture_after_edit() {
 			mgit commit-tree "$tree" -p series/v4 -m "ci/tests/45: edit $2")
 	"$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto "$edit" --ref "$1" \
 		--patch "$(ls "$SERIES_TOP"/ci/tests/fixtures/checks/0001-*.patch)" >/dev/null
-	"${CC[@]}" --checks cocci "$edit..$1" >"$T/${1##*/}.log" 2>&1 || true
+}
+# fixture_after_edit REF PATH: fixture_on_edit, then cocci on REF; prints
+# the results directory
+fixture_after_edit() {
+	fixture_on_edit "$@"
+	"${CC[@]}" --checks cocci "$1^..$1" >"$T/${1##*/}.log" 2>&1 || true
 	tail -n 1 "$T/${1##*/}.log"
+}
+content_key() {
+	"$SERIES_TOP/ci/checks/cocci.sh" --work "$SERIES_WORK" --commit "$1" --parent "$1^" --content-key
 }
 R=$(fixture_after_edit refs/fixtures/cocci-far fs/ext4/file.c)
 check_eq "an edit of another file: fixture 1's cocci finding stands" "1 new" "$(cell "$R" 1 cocci)"
@@ -89,5 +97,8 @@ check "an edit of another file: the line says cached" grep -q 'cocci *1 new, cac
 R=$(fixture_after_edit refs/fixtures/cocci-near drivers/nvdimm/virtio_pmem.c)
 check_eq "an edit of the driver: fixture 1's cocci finding stands" "1 new" "$(cell "$R" 1 cocci)"
 check "an edit of the driver: cocci runs again" test ! -e "$(ls -d "$R"/01-*)/cocci.cached"
+fixture_on_edit refs/fixtures/cocci-rules scripts/coccinelle/api/kfree_mismatch.cocci
+check "an edit of the kernel's rules: a new cocci key" \
+	test "$(content_key refs/fixtures/cocci-rules)" != "$(content_key refs/fixtures/cocci-far)"
 
 finish_test_file
