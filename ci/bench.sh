@@ -209,7 +209,7 @@ own_option() {
 
 # ccache's hits and misses so far (its cache outlives work directories)
 ccache_counts() {
-	CCACHE_DIR=${SERIES_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache} ccache --print-stats 2>/dev/null |
+	CCACHE_DIR=$(ccache_dir) ccache --print-stats 2>/dev/null |
 		awk '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 }
 			$1 == "cache_miss" { m += $2 } END { print h + 0, m + 0 }'
 }

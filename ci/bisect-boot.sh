@@ -403,7 +403,7 @@ print_estimate() {
 		commits=$(uncached_checks)
 		secs=$((commits * EST_CHECK))
 		if [ "$commits" -gt 0 ] && [ ! -f "$(build_dir modules)/vmlinux" ]; then
-			if [ -d "${SERIES_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}" ]; then
+			if [ -d "$(ccache_dir)" ]; then
 				secs=$((secs + EST_COLD_BUILDS)) cold=" + the first builds of two configs (ccache present)"
 			else
 				secs=$((secs + EST_COLD_BUILDS_NO_CCACHE)) cold=" + the first builds of two configs (no ccache yet)"

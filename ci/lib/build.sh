@@ -37,6 +37,12 @@ distcc_on() {
 	[ -n "${DISTCC_HOSTS:-}" ] && command -v distcc >/dev/null 2>&1
 }
 
+# ccache_dir: the ccache every build uses (SERIES_CCACHE_DIR, default
+# ~/.cache/ccache); it outlives work directories
+ccache_dir() {
+	printf '%s\n' "${SERIES_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}"
+}
+
 # kmake ARG...: make for a kernel build. Compilers go through ccache
 # (Debian's /usr/lib/ccache), whose cache outlives work directories
 # (SERIES_CCACHE_DIR, default ~/.cache/ccache); paths under the work
@@ -56,7 +62,7 @@ kmake() {
 	elif distcc_on; then
 		path=/usr/lib/distcc:$PATH
 	fi
-	PATH=$path CCACHE_PREFIX=$prefix CCACHE_DIR=${SERIES_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache} \
+	PATH=$path CCACHE_PREFIX=$prefix CCACHE_DIR=$(ccache_dir) \
 		CCACHE_BASEDIR=$SERIES_WORK CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${SERIES_CCACHE_SIZE:-8G} \
 		KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSION=1 KBUILD_BUILD_USER=series \
 		KBUILD_BUILD_HOST=virtio-pmem make "$@"

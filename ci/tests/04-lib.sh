@@ -5,7 +5,6 @@
 # common_option parses --help and --work alike for every entry point and
 # exports the work directory; with_heartbeat reports a long step while it
 # runs and returns its status; configure_once keeps each stamp's .config.
-# Then shellcheck over every script.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
