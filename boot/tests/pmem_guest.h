@@ -191,6 +191,17 @@ static inline int is_mounted(void)
 	return !stat(MNT, &mnt) && !stat("/", &root) && mnt.st_dev != root.st_dev;
 }
 
+/* Mount the filesystem already on dev with dax=always; NULL or a short reason. */
+static inline const char *mount_existing_dax(const char *fs, const struct pmem_dev *dev)
+{
+	mkdir(MNT, 0755);
+	if (is_mounted())
+		umount(MNT);
+	if (mount(dev->path, MNT, fs, 0, "dax=always"))
+		return "mount -o dax=always failed";
+	return NULL;
+}
+
 /* mkfs and mount with dax=always; returns 0 or a short reason. */
 static inline const char *mount_dax(const char *fs, const struct pmem_dev *dev)
 {
@@ -199,9 +210,7 @@ static inline const char *mount_dax(const char *fs, const struct pmem_dev *dev)
 		umount(MNT);
 	if (make_fs(fs, dev->path))
 		return "mkfs failed";
-	if (mount(dev->path, MNT, fs, 0, "dax=always"))
-		return "mount -o dax=always failed";
-	return NULL;
+	return mount_existing_dax(fs, dev);
 }
 
 static inline int file_is_dax(const char *path)
@@ -233,16 +242,25 @@ static inline int pmem_parent(const struct pmem_dev *dev, const char *prefix,
 	return path_component(real, prefix, out, len, NULL);
 }
 
-static inline int wait_for_main(struct pmem_dev *dev, int present)
+/*
+ * Wait up to 10 s for a pmem disk of a kind to appear (found again in dev:
+ * its name may have changed) or to go.
+ */
+static inline int wait_for_pmem(enum pmem_kind kind, struct pmem_dev *dev, int present)
 {
 	int i;
 
 	for (i = 0; i < 100; i++) {
-		if ((find_pmem(VIRTIO_MAIN, dev) == 0) == present)
+		if ((find_pmem(kind, dev) == 0) == present)
 			return 0;
 		usleep(100 * 1000);
 	}
 	return -1;
+}
+
+static inline int wait_for_main(struct pmem_dev *dev, int present)
+{
+	return wait_for_pmem(VIRTIO_MAIN, dev, present);
 }
 
 /*

@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -563,6 +564,244 @@ TEST_F_TIMEOUT(pmem, unbind_rebind_virtio, 120)
 	ASSERT_EQ(0, fsync(fd)) TH_LOG("fsync after rebind: %s", strerror(errno));
 	report_fsyncs(_metadata, 1);
 	close(fd);
+}
+
+/*
+ * map_sync_follows_reenable: disable and enable the e820 namespace and the
+ * main virtio-pmem one (nd_pmem unbind and bind, as ndctl
+ * disable-namespace and enable-namespace do for a raw namespace) in
+ * seeded random orders; after every step each enabled disk must offer
+ * MAP_SYNC exactly when its device is synchronous. A dax_device comes from
+ * a slab cache whose constructor zeroes an object only once: a new one
+ * must not keep the flags of the one freed before it, e.g. virtio-pmem
+ * enabled after the e820 namespace was disabled must not inherit its
+ * DAXDEV_SYNC. The faulty device is never touched.
+ *
+ * vpmem_seed=N on the kernel command line runs the sequences of seeds N,
+ * N+1, ...; each starts with every namespace enabled, so a failed seed
+ * replays from vpmem_seed=SEED. The default seeds 6..9 give the
+ * reproducer order (virtio disabled, e820 disabled, virtio enabled) in
+ * three of the four sequences: 6 at steps 1-3, 7 at 5-7, 8 at 5-7. The
+ * later ones matter: the objects allocated at boot may sit in another
+ * CPU's slab, so the first free and reuse on CPU 0 may not meet.
+ */
+#define RECYCLE_SEED 6
+#define RECYCLE_SEQS 4
+#define RECYCLE_STEPS 8
+#define RECYCLE_NS 2
+/*
+ * A disabled namespace's dax_device is freed from an RCU callback: without
+ * a grace period after every disable, the next bind does not get the freed
+ * object, and what it left in the object goes unseen.
+ */
+#define RCU_WAIT_US (500 * 1000)
+
+struct toggled_ns {
+	const char *label;	/* e820, virtio */
+	enum pmem_kind kind;
+	int want;		/* what MAP_SYNC must give: 0 or EOPNOTSUPP */
+	char ns[32];		/* namespaceX.Y */
+	struct pmem_dev dev;	/* its disk, while enabled */
+	int enabled;
+	unsigned int disabled;	/* when it was last disabled */
+};
+
+/* The first seed: vpmem_seed=N on the kernel command line, else RECYCLE_SEED. */
+static unsigned int recycle_seed(void)
+{
+	char cmdline[4096], *p;
+
+	if (read_small_file("/proc/cmdline", cmdline, sizeof(cmdline)))
+		return RECYCLE_SEED;
+	p = strstr(cmdline, "vpmem_seed=");
+	return p ? (unsigned int)strtoul(p + 11, NULL, 10) : RECYCLE_SEED;
+}
+
+/*
+ * A 32-bit LCG (Numerical Recipes' constants), its high bits: the same
+ * steps on every libc, unlike rand().
+ */
+static unsigned int recycle_next(unsigned int *state)
+{
+	*state = *state * 1664525u + 1013904223u;
+	return *state >> 16;
+}
+
+/* Disable n if enabled, else enable it (its disk found again); NULL or what failed. */
+static const char *ns_toggle(struct toggled_ns *n, unsigned int when)
+{
+	if (n->enabled) {
+		if (write_small_file(ND_PMEM_DRV "/unbind", n->ns) || wait_for_disk(n->dev.name, 0))
+			return "cannot unbind the namespace from nd_pmem";
+		n->enabled = 0;
+		n->disabled = when;
+		usleep(RCU_WAIT_US);
+		return NULL;
+	}
+	if (write_small_file(ND_PMEM_DRV "/bind", n->ns) || wait_for_pmem(n->kind, &n->dev, 1))
+		return "binding the namespace to nd_pmem gave no disk";
+	n->enabled = 1;
+	return NULL;
+}
+
+/*
+ * Enable every namespace, the one disabled last first: with nothing else
+ * freed in between, each then gets its own dax_device back. NULL or what
+ * failed.
+ */
+static const char *ns_enable_all(struct toggled_ns *ns)
+{
+	struct toggled_ns *last;
+	const char *why;
+	int i;
+
+	for (;;) {
+		last = NULL;
+		for (i = 0; i < RECYCLE_NS; i++)
+			if (!ns[i].enabled && (!last || ns[i].disabled > last->disabled))
+				last = &ns[i];
+		if (!last)
+			return NULL;
+		why = ns_toggle(last, 0);
+		if (why)
+			return why;
+	}
+}
+
+/*
+ * Mount each enabled namespace's ext4 with DAX and try MAP_SYNC. NULL when
+ * every answer is right, else what was wrong, in buf.
+ */
+static const char *ns_check_map_sync(struct toggled_ns *ns, char *buf, size_t len)
+{
+	const char *why;
+	int i, err, fd, dax;
+
+	for (i = 0; i < RECYCLE_NS; i++) {
+		if (!ns[i].enabled)
+			continue;
+		why = mount_existing_dax("ext4", &ns[i].dev);
+		if (why) {
+			snprintf(buf, len, "%s (%s): %s", ns[i].label, ns[i].dev.path, why);
+			return buf;
+		}
+		/* a file that is not DAX would refuse MAP_SYNC too: a false pass */
+		fd = open(MNT "/dax-probe", O_CREAT | O_RDWR, 0644);
+		dax = fd >= 0 && file_is_dax(MNT "/dax-probe");
+		if (fd >= 0)
+			close(fd);
+		unlink(MNT "/dax-probe");
+		err = dax ? try_map_sync(MNT "/map-sync") : 0;
+		if (umount(MNT)) {
+			snprintf(buf, len, "%s (%s): umount: %s", ns[i].label, ns[i].dev.path,
+				 strerror(errno));
+			return buf;
+		}
+		if (!dax) {
+			snprintf(buf, len, "%s (%s): a new file on the -o dax mount is not DAX",
+				 ns[i].label, ns[i].dev.path);
+			return buf;
+		}
+		if (err != ns[i].want) {
+			snprintf(buf, len, "%s (%s, %s): MAP_SYNC %s%s, want %s", ns[i].label,
+				 ns[i].dev.path, ns[i].ns, err ? "refused: " : "offered (the mmap succeeded)",
+				 err ? strerror(err) : "", ns[i].want ? "refused with EOPNOTSUPP" : "offered");
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * One sequence: every namespace enabled, then RECYCLE_STEPS toggles from
+ * seed, each followed by the MAP_SYNC check. NULL, or in buf what went
+ * wrong at which step.
+ */
+static const char *recycle_sequence(struct __test_metadata *_metadata,
+				    struct toggled_ns *ns, unsigned int seed,
+				    unsigned int *when, char *buf, size_t len)
+{
+	char wrong[256], done[RECYCLE_STEPS * 12] = "";
+	unsigned int state = seed;
+	const char *why;
+	int i, step, at = 0;
+
+	TH_LOG("seed %u (%d steps): every namespace enabled", seed, RECYCLE_STEPS);
+	why = ns_enable_all(ns);
+	if (!why)
+		why = ns_check_map_sync(ns, wrong, sizeof(wrong));
+	for (step = 1; !why && step <= RECYCLE_STEPS; step++) {
+		i = recycle_next(&state) % RECYCLE_NS;
+		at = step;
+		TH_LOG("seed %u step %d: %s %s (%s)", seed, step,
+		       ns[i].enabled ? "disable" : "enable", ns[i].label, ns[i].ns);
+		why = ns_toggle(&ns[i], ++*when);
+		snprintf(done + strlen(done), sizeof(done) - strlen(done), "%s%s%c",
+			 done[0] ? " " : "", ns[i].label, ns[i].enabled ? '+' : '-');
+		if (!why)
+			why = ns_check_map_sync(ns, wrong, sizeof(wrong));
+	}
+	if (!why)
+		return NULL;
+	snprintf(buf, len, "seed %u step %d (every namespace enabled, then: %s): %s",
+		 seed, at, done[0] ? done : "nothing", why);
+	return buf;
+}
+
+TEST_F_TIMEOUT(pmem, map_sync_follows_reenable, 240)
+{
+	struct toggled_ns ns[RECYCLE_NS] = {
+		{ .label = "e820", .kind = E820, .want = 0 },
+		{ .label = "virtio", .kind = VIRTIO_MAIN, .want = EOPNOTSUPP },
+	};
+	unsigned int seed = recycle_seed(), when = 0;
+	char report[768], wrong[256];
+	const char *why = NULL, *undo;
+	cpu_set_t cpu0;
+	int i, s;
+
+	NEED_MAIN();
+	ASSERT_TRUE(self->have_e820) TH_LOG("no pmem device on the e820 bus (memmap=)");
+	ns[0].dev = self->e820;
+	ns[1].dev = self->vmain;
+	/*
+	 * Unbind frees the dax_device from an RCU callback on the CPU that
+	 * unbound, bind allocates on the CPU that binds: on one CPU, the
+	 * slab's per-CPU free list hands the object freed last to the next bind.
+	 */
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0))
+		TH_LOG("cannot run on CPU 0 only: %s", strerror(errno));
+	if (is_mounted())
+		umount(MNT);
+	/*
+	 * ext4 on each disk, made once (it outlives disable and enable); on
+	 * the main device only when it has none: the ext4 there holds
+	 * dax_write_persists_virtio's file, which the host reads after the boot.
+	 */
+	for (i = 0; i < RECYCLE_NS; i++) {
+		ASSERT_EQ(0, pmem_parent(&ns[i].dev, "namespace", ns[i].ns, sizeof(ns[i].ns)))
+			TH_LOG("no namespace above %s", ns[i].dev.name);
+		ns[i].enabled = 1;
+		if (ns[i].kind == VIRTIO_MAIN && !mount_existing_dax("ext4", &ns[i].dev)) {
+			umount(MNT);
+			continue;
+		}
+		ASSERT_EQ(0, make_fs("ext4", ns[i].dev.path))
+			TH_LOG("mkfs.ext4 on %s failed", ns[i].dev.path);
+	}
+	for (s = 0; !why && s < RECYCLE_SEQS; s++)
+		why = recycle_sequence(_metadata, ns, seed + s, &when, report, sizeof(report));
+	/* every namespace back, also after a failure, for the tests after this one */
+	undo = ns_enable_all(ns);
+	if (!why && !undo && ns_check_map_sync(ns, wrong, sizeof(wrong))) {
+		snprintf(report, sizeof(report), "every namespace enabled after the last sequence: %s",
+			 wrong);
+		why = report;
+	}
+	ASSERT_EQ(NULL, why) TH_LOG("%s", why);
+	ASSERT_EQ(NULL, undo) TH_LOG("enabling every namespace again: %s", undo);
 }
 
 /*

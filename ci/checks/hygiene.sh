@@ -2,13 +2,16 @@
 # Usage: ci/checks/hygiene.sh --commit C --parent P --out DIR [--work WORK]
 #
 # What a maintainer's tools check before applying: a Signed-off-by from the
-# author, every Fixes: tag naming a commit that exists in the mirror (with
+# author, credit only as its people gave it (a Co-developed-by followed by
+# that person's Signed-off-by, and every Signed-off-by, Acked-by,
+# Reviewed-by or Tested-by not the sender's standing in a source the series
+# cites: ci/checks/cited-signoffs.tsv), every Fixes: tag naming a commit that exists in the mirror (with
 # its subject), and a 'subsystem: summary' subject whose prefix fits the
 # files touched (ci/checks/subsystems.tsv). The commit is judged as
 # b4/prep.sh posts it (ci/lib/posting.sh): a patch the tooling authored is
 # the sender's, and the sender's Signed-off-by comes last; what the commit
 # itself lacks still counts. Contract: ci/lib/checks.sh.
-# Inputs: ci/checks/subsystems.tsv
+# Inputs: ci/checks/subsystems.tsv ci/checks/cited-signoffs.tsv
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/build.sh"
@@ -16,6 +19,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/posting.sh"
 
 SUBSYSTEMS=$SERIES_TOP/ci/checks/subsystems.tsv
+CITED=$SERIES_TOP/ci/checks/cited-signoffs.tsv
 
 finding() {
 	printf '%s\n' "$*" >>"$CHECK_NEW"
@@ -27,6 +31,64 @@ check_signoff() {
 	author=$(mgit log -1 --format='%an <%ae>' "$POSTED")
 	grep -qxF "Signed-off-by: $author" <<<"$MESSAGE" ||
 		finding "no Signed-off-by from the author ($author)"
+}
+
+# The statements the commit may carry from people other than the sender, as
+# "SOURCE<TAB>TRAILER": v3's, and those of the upstream commits its message
+# names above the '---' notes.
+cited_statements() {
+	local src trailer
+	while IFS=$'\t' read -r src trailer; do
+		case "$src" in '#'* | '') continue ;; esac
+		if [ "$src" = v3 ] || grep -qiE "\\b${src}[0-9a-f]*\\b" <<<"$ABOVE_FOLD"; then
+			printf '%s\t%s\n' "$src" "$trailer"
+		fi
+	done <"$CITED"
+}
+
+# statement_problem TRAILER: why TRAILER (a statement of someone but the
+# sender) may not stand here, or nothing. A v3 statement counts on that
+# person's own patch only; an upstream commit's where the message names it.
+statement_problem() {
+	local src
+	src=$(awk -F'\t' -v t="$1" '$2 == t { print $1; exit }' <<<"$CITED_HERE")
+	if [ -z "$src" ]; then
+		echo "stands in no source the commit cites (v3, or an upstream commit it names: ci/checks/cited-signoffs.tsv)"
+	elif [ "$src" = v3 ] && [ "${1#*: }" != "$AUTHOR" ]; then
+		echo "is v3's statement on that person's own patch, and this commit is $AUTHOR's"
+	fi
+}
+
+# A person's Signed-off-by (and so Co-developed-by), Acked-by, Reviewed-by
+# or Tested-by is that person's own statement about this code: it must be
+# the sender's, or stand in the source the commit cites. Trailer keys are
+# matched as git and checkpatch read them: in any case.
+check_credit() {
+	local line key who prev_key="" prev_who="" sender why
+	sender=$(posting_sender)
+	AUTHOR=$(mgit log -1 --format='%an <%ae>' "$POSTED")
+	ABOVE_FOLD=$(sed '/^---$/q' <<<"$MESSAGE")
+	CITED_HERE=$(cited_statements)
+	while IFS= read -r line; do
+		key='' who=''
+		if [[ $line =~ ^([A-Za-z-]+):[[:space:]]*(.*[^[:space:]])[[:space:]]*$ ]]; then
+			key=${BASH_REMATCH[1],,} who=${BASH_REMATCH[2]}
+		fi
+		if [ "$prev_key" = co-developed-by ] && { [ "$key" != signed-off-by ] || [ "$who" != "$prev_who" ]; }; then
+			finding "'Co-developed-by: $prev_who' is not followed by that person's Signed-off-by"
+		fi
+		prev_key=$key prev_who=$who
+		case "$key" in
+		signed-off-by) line="Signed-off-by: $who" ;;
+		acked-by) line="Acked-by: $who" ;;
+		reviewed-by) line="Reviewed-by: $who" ;;
+		tested-by) line="Tested-by: $who" ;;
+		*) continue ;;
+		esac
+		[ "$who" != "$sender" ] || continue
+		why=$(statement_problem "$line")
+		[ -z "$why" ] || finding "'$line' $why"
+	done < <(printf '%s\n\n' "$ABOVE_FOLD")
 }
 
 check_fixes() {
@@ -69,6 +131,7 @@ main() {
 		check_error "cannot write commit $CHECK_COMMIT as posted"
 	MESSAGE=$(mgit log -1 --format=%B "$POSTED")
 	check_signoff
+	check_credit
 	check_fixes
 	check_subject
 	finish_check

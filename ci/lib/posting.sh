@@ -5,7 +5,8 @@
 # The sender is `git config user.name` / `user.email` as seen from this
 # repository (the global config), or SERIES_SENDER="Name <email>". A patch
 # whose author is the tooling identity (export_tool_committer) is the
-# sender's own: as posted, its author is the sender. Every patch as posted
+# sender's own: as posted, its author is the sender, and so is the
+# maintainer of a MAINTAINERS entry it adds. Every patch as posted
 # ends its trailers with the sender's Signed-off-by. Without a real sender
 # (a draft), the tooling identity stands in for it.
 
@@ -94,25 +95,48 @@ posted_author() {
 
 # posted_message COMMIT SENDER: COMMIT's message with the sender's
 # Signed-off-by as its last trailer (above the '---' notes), unless it is
-# the last one already
+# the last one already. A note "[sender: what changed]" on someone else's
+# patch names the sender, as "[Name: what changed]".
 posted_message() {
+	local name
+	name=$(ident_name "$2")
 	mgit log -1 --format=%B "$1" |
+		awk -v name="$name" '/^\[sender: / { sub(/^\[sender: /, "[" name ": ") } { print }' |
 		mgit interpret-trailers --where end --if-exists addIfDifferentNeighbor \
 			--trailer "Signed-off-by: $2"
 }
 
+# posted_tree COMMIT PARENT SENDER: COMMIT's tree, but where the commit
+# names the tooling identity in MAINTAINERS (a new entry's maintainer is
+# the sender, known only at posting) the sender stands there instead
+posted_tree() {
+	local commit=$1 parent=$2 tool blob index
+	tool=$(tool_identity)
+	if ! mgit diff "$parent" "$commit" -- MAINTAINERS | grep -q "^+.*$tool"; then
+		mgit rev-parse "$commit^{tree}"
+		return 0
+	fi
+	blob=$(mgit show "$commit:MAINTAINERS" | sed "s|$tool|$3|" | mgit hash-object -w --stdin)
+	index=$(mktemp)
+	GIT_INDEX_FILE=$index mgit read-tree "$commit" &&
+		GIT_INDEX_FILE=$index mgit update-index --cacheinfo "100644,$blob,MAINTAINERS" &&
+		GIT_INDEX_FILE=$index mgit write-tree
+	rm -f "$index"
+}
+
 # posted_commit COMMIT PARENT SENDER: a new commit object (no ref) with
-# COMMIT's tree on PARENT, the posted author and message, and COMMIT's
+# COMMIT's tree as posted (posted_tree) on PARENT, the posted author and message, and COMMIT's
 # dates, so the same input gives the same commit id
 posted_commit() {
-	local commit=$1 parent=$2 sender=$3 author
+	local commit=$1 parent=$2 sender=$3 author tree
 	author=$(posted_author "$commit" "$sender")
+	tree=$(posted_tree "$commit" "$parent" "$sender")
 	posted_message "$commit" "$sender" | (
 		export_tool_committer
 		GIT_AUTHOR_NAME=$(ident_name "$author") GIT_AUTHOR_EMAIL=$(ident_email "$author") \
 			GIT_AUTHOR_DATE=$(mgit log -1 --format=%ad --date=raw "$commit") \
 			GIT_COMMITTER_DATE=$(mgit log -1 --format=%cd --date=raw "$commit") \
-			mgit commit-tree "$commit^{tree}" -p "$parent"
+			mgit commit-tree "$tree" -p "$parent"
 	)
 }
 

@@ -40,14 +40,20 @@ check "every commit is the original author's (with his sign-off) or the sender's
 		*) git -C '$(mirror_dir)' log -1 --format=%B \$c | grep -qF \"Signed-off-by: \$author\" || exit 1 ;;
 		esac
 	done"
-check "rewritten patches credit Pankaj Gupta as co-developer at his current address" bash -c "
+check "rewritten patches credit Pankaj Gupta in the changelog, with a Link: to v3, and carry no trailer of his" bash -c "
 	for c in \$(git -C '$(mirror_dir)' log --format=%H --author=series-tooling@localhost base..series/v4 -- drivers/nvdimm/virtio_pmem.c drivers/nvdimm/claim.c); do
-		git -C '$(mirror_dir)' log -1 --format=%B \$c |
-			grep -A1 '^Co-developed-by: Pankaj Gupta <pankaj.gupta.linux@gmail.com>' |
-			grep -q '^Signed-off-by: Pankaj Gupta <pankaj.gupta.linux@gmail.com>' || exit 1
+		msg=\$(git -C '$(mirror_dir)' log -1 --format=%B \$c | sed '/^---\$/q')
+		grep -q \"^Based on Pankaj Gupta's v3 patch\" <<<\"\$msg\" || exit 1
+		grep -q '^Link: https://lore.kernel.org/.*pagupta' <<<\"\$msg\" || exit 1
+		! grep -qE '^(Co-developed-by|Signed-off-by): Pankaj Gupta' <<<\"\$msg\" || exit 1
 	done"
-check "no placeholder identity in any commit of the series" bash -c "
-	! git -C '$(mirror_dir)' log --format='%an %ae%n%B' base..series/v4 | grep -qiE 'example\\.(org|com|net)|Porting Team'"
+check "patches kept as their authors wrote them carry the sign-off they posted (v3, or the upstream commit)" bash -c "
+	git -C '$(mirror_dir)' log --format='%an <%ae>|%B' base..series/v4 -- fs/ext4/file.c fs/xfs/xfs_file.c |
+		grep -c '^Signed-off-by: Pankaj Gupta <pagupta@redhat.com>' | grep -qx 2 &&
+	git -C '$(mirror_dir)' log -1 --format='%an <%ae>%n%B' topic/papr-scm-flush |
+		grep -qx 'Signed-off-by: Shivaprasad G Bhat <sbhat@linux.ibm.com>'"
+check "no placeholder identity in any commit of the series or in base's unmerge" bash -c "
+	! git -C '$(mirror_dir)' log --format='%an %ae%n%B' base^..series/v4 | grep -qiE 'example\\.(org|com|net)|Porting Team'"
 
 # A deliberately corrupted copy of a real patch: named, and no ref moves.
 sed '0,/^+#define VIRTIO_ID_PMEM/s//+#define VIRTIO_ID_PMEM_BROKEN/; 0,/^ #define VIRTIO_ID_FS/s// #define VIRTIO_ID_FSX/' \

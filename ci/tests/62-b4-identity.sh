@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The sender identity of the posting, on a fixture mirror (two patches on a
 # base holding the kernel's own checkpatch.pl and get_maintainer.pl): one
-# patch by an original author with his Signed-off-by, one the tooling wrote
-# (the sender's rewrite, with Co-developed-by and Signed-off-by of the
-# original author). b4/prep.sh refuses a sendable posting with no identity
+# patch by an original author with his Signed-off-by and the sender's
+# bracketed note, one the tooling wrote (the sender's rewrite, crediting
+# the original author in its changelog, with no trailer of his). b4/prep.sh refuses a sendable posting with no identity
 # or a placeholder one and writes nothing; --draft writes mails signed by
 # the tooling identity, says DRAFT, and leaves nothing enrolled for 'b4
 # send'; as posted, the rewritten patch is the sender's and every patch ends
@@ -83,13 +83,13 @@ EOF
 	sed -i 's/return x;/return x + 1;/' "$m/drivers/fixture/fixture.c"
 	printf '%s\n' "fixture: return one more than the value" "" \
 		"The original author's patch, as he wrote it." "" \
-		"Signed-off-by: $ORIGINAL" "---" "Changes since v3:" "- none" >"$T/msg"
+		"Signed-off-by: $ORIGINAL" "[sender: one more]" "---" "Changes since v3:" "- none" >"$T/msg"
 	fixture_commit "$ORIGINAL" "$T/msg"
 	git -C "$m" branch -q topic/fixture-a
 	sed -i 's/return x + 1;/return 2 * x + 1;/' "$m/drivers/fixture/fixture.c"
 	printf '%s\n' "fixture: return twice the value plus one" "" \
-		"The sender's rewrite of a patch by the original author." "" \
-		"Co-developed-by: $ORIGINAL" "Signed-off-by: $ORIGINAL" "---" "Changes since v3:" "- rewritten" >"$T/msg"
+		"The sender's rewrite of a patch by the original author, who is" \
+		"credited here." "---" "Changes since v3:" "- rewritten" >"$T/msg"
 	fixture_commit "$TOOL" "$T/msg"
 	git -C "$m" branch -q topic/fixture-b
 	git -C "$m" branch -q series/v4
@@ -177,8 +177,10 @@ for m in "${mails[@]}"; do
 done
 check "the original author's patch keeps him as author (in-body From:)" grep -qxF "From: $ORIGINAL" "${mails[0]}"
 check "the tooling's patch has no other author" bash -c "[ \$(grep -c '^From: ' '${mails[1]}') -eq 1 ]"
-check "the tooling's patch keeps Co-developed-by and the original author's Signed-off-by" \
-	grep -qxF "Co-developed-by: $ORIGINAL" "${mails[1]}"
+check "the tooling's patch carries no trailer of the original author" \
+	bash -c "! grep -qE '^[A-Za-z-]+-by: $ORIGINAL' '${mails[1]}'"
+check "the original author's patch: the sender's note names the sender" \
+	grep -qxF "[$(ident_name "$TOOL"): one more]" "${mails[0]}"
 check_eq "series/v4 stays as replayed" "$B" "$(mgit rev-parse series/v4)"
 check "WORK/b4 is not made by a draft" test ! -e "$SERIES_WORK/b4"
 check_fails "the draft's work tree is not enrolled for b4 (b4 prep --show-revision)" 'not a prep-managed branch' \
