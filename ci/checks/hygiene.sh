@@ -5,13 +5,15 @@
 # author, credit only as its people gave it (a Co-developed-by followed by
 # that person's Signed-off-by, and every Signed-off-by, Acked-by,
 # Reviewed-by or Tested-by not the sender's standing in a source the series
-# cites: ci/checks/cited-signoffs.tsv), every Fixes: tag naming a commit that exists in the mirror (with
+# cites: ci/checks/cited-signoffs.tsv), every 'commit ID ("subject")' it
+# names found in the mirror or in ci/checks/upstream-commits.tsv with that
+# subject (the mirror has no upstream history), every Fixes: tag naming a commit that exists in the mirror (with
 # its subject), and a 'subsystem: summary' subject whose prefix fits the
 # files touched (ci/checks/subsystems.tsv). The commit is judged as
 # b4/prep.sh posts it (ci/lib/posting.sh): a patch the tooling authored is
 # the sender's, and the sender's Signed-off-by comes last; what the commit
 # itself lacks still counts. Contract: ci/lib/checks.sh.
-# Inputs: ci/checks/subsystems.tsv ci/checks/cited-signoffs.tsv
+# Inputs: ci/checks/subsystems.tsv ci/checks/cited-signoffs.tsv ci/checks/upstream-commits.tsv
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/build.sh"
@@ -20,6 +22,7 @@ set -euo pipefail
 
 SUBSYSTEMS=$SERIES_TOP/ci/checks/subsystems.tsv
 CITED=$SERIES_TOP/ci/checks/cited-signoffs.tsv
+UPSTREAM=$SERIES_TOP/ci/checks/upstream-commits.tsv
 
 finding() {
 	printf '%s\n' "$*" >>"$CHECK_NEW"
@@ -91,6 +94,26 @@ check_credit() {
 	done < <(printf '%s\n\n' "$ABOVE_FOLD")
 }
 
+# Every commit the message names as 'commit ID ("subject")' above the
+# notes: in the mirror, or an upstream commit of upstream-commits.tsv,
+# with its subject.
+check_commit_refs() {
+	local id subject known
+	while IFS=$'\t' read -r id subject; do
+		if mgit cat-file -e "$id^{commit}" 2>/dev/null; then
+			known=$(mgit log -1 --format=%s "$id")
+		else
+			known=$(awk -F'\t' -v id="$id" '!/^#/ && (index($1, id) == 1 || index(id, $1) == 1) { print $2; exit }' "$UPSTREAM")
+		fi
+		if [ -z "$known" ]; then
+			finding "commit $id is neither in the mirror nor in ci/checks/upstream-commits.tsv"
+		elif [ "$known" != "$subject" ]; then
+			finding "commit $id is (\"$known\"), not (\"$subject\")"
+		fi
+	done < <(tr '\n' ' ' <<<"$ABOVE_FOLD" | grep -oE 'commit [0-9a-f]{12,40} \("[^"]*"\)' |
+		sed -E 's/^commit ([0-9a-f]+) \("(.*)"\)$/\1\t\2/')
+}
+
 check_fixes() {
 	local sha rest
 	while read -r sha rest; do
@@ -132,6 +155,7 @@ main() {
 	MESSAGE=$(mgit log -1 --format=%B "$POSTED")
 	check_signoff
 	check_credit
+	check_commit_refs
 	check_fixes
 	check_subject
 	finish_check

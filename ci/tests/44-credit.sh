@@ -103,6 +103,17 @@ check_grep "the upstream commit named only below the --- does not count" \
 hygiene "$(fixture_commit "$papr" "$BHAT" "$T/bhat-cited")"
 check_eq "his sign-off with the upstream commit named passes" "0:" "$OUT"
 
+# Commit references: an upstream id the mirror cannot know is checked
+# against ci/checks/upstream-commits.tsv, subject included.
+{ printf 'virtio-pmem: add the virtio pmem driver\n\nLike commit fefc1d97fa4b ("libnvdimm: add dax_dev\nsync flag"), and commit 0123456789ab ("dax: nothing").\n\n'; } >"$T/refs"
+hygiene "$(fixture_commit "$driver" "$tool" "$T/refs")"
+check_eq "a known upstream commit with its subject passes, an unknown id is named" \
+	"1:commit 0123456789ab is neither in the mirror nor in ci/checks/upstream-commits.tsv" "$OUT"
+{ printf 'virtio-pmem: add the virtio pmem driver\n\nLike commit fefc1d97fa4b ("dax: a sync flag").\n\n'; } >"$T/refs2"
+hygiene "$(fixture_commit "$driver" "$tool" "$T/refs2")"
+check_grep "an upstream commit with the wrong subject is named" \
+	'commit fefc1d97fa4b is \("libnvdimm: add dax_dev sync flag"\), not \("dax: a sync flag"\)' - <<<"$OUT"
+
 # The table's v3 statements are v3's, and every sign-off of v3 is in it.
 if [ -d "$(seeds_dir)" ]; then
 	check_eq "cited-signoffs.tsv's v3 rows are the sign-offs of the v3 posting" \
