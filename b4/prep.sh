@@ -196,15 +196,19 @@ render_cover() {
 
 # get_maintainer over the mirror's MAINTAINERS and ours, as one directory,
 # with the sender where the tooling identity stands (the maintainer of what
-# the sender rewrote, known only now). It is named by its contents and
+# the sender rewrote, known only now; in a draft, no maintainer there). It is named by its contents and
 # kept: b4's To/Cc commands name it in the mirror's config, and
 # b4/get-maintainer.sh's cache stays valid.
 maintainers_dir() {
 	local tmp dir tool
 	tool=$(tool_identity)
 	tmp=$(mktemp -d "$SERIES_WORK/.maintainers.XXXXXX")
-	mgit show "$SERIES:MAINTAINERS" | sed "s|$tool|$SENDER|" >"$tmp/MAINTAINERS"
-	sed "s|$tool|$SENDER|" "$LOCAL_MAINTAINERS" >"$tmp/MAINTAINERS.local"
+	# a draft has no sender to address (b4 cannot parse the tooling's
+	# localhost address as a recipient): the entry keeps its lists only
+	local edit="s|$tool|$SENDER|"
+	[ "$SENDER" != "$tool" ] || edit="/^M:[[:space:]]*$tool\$/d"
+	mgit show "$SERIES:MAINTAINERS" | sed "$edit" >"$tmp/MAINTAINERS"
+	sed "$edit" "$LOCAL_MAINTAINERS" >"$tmp/MAINTAINERS.local"
 	dir=$SERIES_WORK/cache/maintainers/$(cat "$tmp"/MAINTAINERS* | sha256sum | cut -c1-16)
 	if [ -d "$dir" ]; then
 		rm -rf "$tmp"

@@ -15,7 +15,15 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/posting.sh"
 
 make_temp_dir T
-mirror_exists || { skip "${0##*/}" "needs the mirror (ci/replay.sh; 40-replay.sh makes it)"; finish_test_file; exit 0; }
+mirror_exists || { skip "${0##*/}" "needs the mirror (ci/replay.sh; 40-replay.sh makes it)"; # As posted, the driver's new MAINTAINERS entry names the sender where the
+# tooling stands; nothing else of the tree changes.
+posted=$(posted_commit "$driver" "$driver^" "Jane Roe <jane@kernel.org>")
+check_grep "as posted, the VIRTIO PMEM DRIVER entry's maintainer is the sender" \
+	'^M:	Jane Roe <jane@kernel.org>$' - <<<"$(mgit show "$posted:MAINTAINERS" | sed -n '/^VIRTIO PMEM DRIVER$/,/^$/p')"
+check_eq "as posted, only MAINTAINERS differs from the commit's tree" "MAINTAINERS" \
+	"$(mgit diff --name-only "$driver" "$posted")"
+
+finish_test_file; exit 0; }
 PANKAJ_NOW='Pankaj Gupta <pankaj.gupta.linux@gmail.com>'
 PANKAJ_V3='Pankaj Gupta <pagupta@redhat.com>'
 BHAT='Shivaprasad G Bhat <sbhat@linux.ibm.com>'
@@ -127,5 +135,13 @@ fi
 posted=$(posted_commit "$(fixture_commit "$driver" "$PANKAJ_V3" "$T/v3")" "$driver^" "Jane Roe <jane@kernel.org>")
 check_grep "as posted, [sender: ...] names the sender" '^\[Jane Roe: forward-ported\]$' - \
 	<<<"$(mgit log -1 --format=%B "$posted")"
+
+# As posted, the driver's new MAINTAINERS entry names the sender where the
+# tooling stands; nothing else of the tree changes.
+posted=$(posted_commit "$driver" "$driver^" "Jane Roe <jane@kernel.org>")
+check_grep "as posted, the VIRTIO PMEM DRIVER entry's maintainer is the sender" \
+	'^M:	Jane Roe <jane@kernel.org>$' - <<<"$(mgit show "$posted:MAINTAINERS" | sed -n '/^VIRTIO PMEM DRIVER$/,/^$/p')"
+check_eq "as posted, only MAINTAINERS differs from the commit's tree" "MAINTAINERS" \
+	"$(mgit diff --name-only "$driver" "$posted")"
 
 finish_test_file
