@@ -196,9 +196,9 @@ render_cover() {
 
 # get_maintainer over the mirror's MAINTAINERS and ours, as one directory,
 # with the sender where the tooling identity stands (the maintainer of what
-# the sender rewrote, known only now; in a draft, no maintainer there). It is named by its contents and
-# kept: b4's To/Cc commands name it in the mirror's config, and
-# b4/get-maintainer.sh's cache stays valid.
+# the sender rewrote, known only now; in a draft, no maintainer there). It
+# is named by its contents and kept: b4's To/Cc commands name it in the
+# mirror's config, and b4/get-maintainer.sh's cache stays valid.
 maintainers_dir() {
 	local tmp dir tool
 	tool=$(tool_identity)

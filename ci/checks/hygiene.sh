@@ -7,7 +7,8 @@
 # Reviewed-by or Tested-by not the sender's standing in a source the series
 # cites: ci/checks/cited-signoffs.tsv), every 'commit ID ("subject")' it
 # names found in the mirror or in ci/checks/upstream-commits.tsv with that
-# subject (the mirror has no upstream history), every Fixes: tag naming a commit that exists in the mirror (with
+# subject (the mirror has no upstream history), every Fixes: tag naming a
+# commit that exists in the mirror (with
 # its subject), and a 'subsystem: summary' subject whose prefix fits the
 # files touched (ci/checks/subsystems.tsv). The commit is judged as
 # b4/prep.sh posts it (ci/lib/posting.sh): a patch the tooling authored is

@@ -125,8 +125,8 @@ posted_tree() {
 }
 
 # posted_commit COMMIT PARENT SENDER: a new commit object (no ref) with
-# COMMIT's tree as posted (posted_tree) on PARENT, the posted author and message, and COMMIT's
-# dates, so the same input gives the same commit id
+# COMMIT's tree as posted (posted_tree) on PARENT, the posted author and
+# message, and COMMIT's dates, so the same input gives the same commit id
 posted_commit() {
 	local commit=$1 parent=$2 sender=$3 author tree
 	author=$(posted_author "$commit" "$sender")

@@ -2,28 +2,24 @@
 # Credit as its people gave it (ci/checks/hygiene.sh): the series carries no
 # Signed-off-by, Co-developed-by, Acked-by, Reviewed-by or Tested-by of
 # anyone but the sender that does not stand in the source it cites (v3, or an
-# upstream commit it names). Fixtures: the driver commit with the trailers
-# v4 carried before (the sender's rewrite with Pankaj Gupta's Co-developed-by
-# and Signed-off-by at an address he never signed it with), a
-# Co-developed-by without its Signed-off-by, and Shivaprasad G Bhat's
-# papr_scm patch with and without the upstream commit it cites. Each is a
-# commit of its own on series/v4 (the tree of the commit it copies), judged
-# by the hygiene check alone: no build.
+# upstream commit it names), and names no upstream commit it cannot
+# vouch for. Fixtures, each a commit of its own on series/v4 (the tree of
+# the commit it copies) judged by the hygiene check alone, no build: the
+# driver commit with the trailers v4 carried before (the sender's rewrite
+# with Pankaj Gupta's Co-developed-by and Signed-off-by at an address he
+# never signed it with), the same at his v3 address (v3's sign-off was on
+# his own patch), a trailer key in lower case, a Co-developed-by without
+# its Signed-off-by, Shivaprasad G Bhat's papr_scm patch with and without
+# the upstream commit it cites (above the '---' notes), and commit
+# references unknown or mis-titled. As posted: [sender: ...] and the
+# driver's MAINTAINERS entry name the sender.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/posting.sh"
 
 make_temp_dir T
-mirror_exists || { skip "${0##*/}" "needs the mirror (ci/replay.sh; 40-replay.sh makes it)"; # As posted, the driver's new MAINTAINERS entry names the sender where the
-# tooling stands; nothing else of the tree changes.
-posted=$(posted_commit "$driver" "$driver^" "Jane Roe <jane@kernel.org>")
-check_grep "as posted, the VIRTIO PMEM DRIVER entry's maintainer is the sender" \
-	'^M:	Jane Roe <jane@kernel.org>$' - <<<"$(mgit show "$posted:MAINTAINERS" | sed -n '/^VIRTIO PMEM DRIVER$/,/^$/p')"
-check_eq "as posted, only MAINTAINERS differs from the commit's tree" "MAINTAINERS" \
-	"$(mgit diff --name-only "$driver" "$posted")"
-
-finish_test_file; exit 0; }
+mirror_exists || { skip "${0##*/}" "needs the mirror (ci/replay.sh; 40-replay.sh makes it)"; finish_test_file; exit 0; }
 PANKAJ_NOW='Pankaj Gupta <pankaj.gupta.linux@gmail.com>'
 PANKAJ_V3='Pankaj Gupta <pagupta@redhat.com>'
 BHAT='Shivaprasad G Bhat <sbhat@linux.ibm.com>'
