@@ -35,6 +35,13 @@
 #                  and the b4 work tree (WORK/b4-draft) is left unenrolled,
 #                  so 'b4 send' refuses there; WORK/b4 is not touched
 #   --topics FILE  the topic list for the pull requests (topic-branches.txt)
+#   --fix TOPIC    the posting of a stand-alone fix instead: topic/TOPIC, a
+#                  topic on "import" in the topic list, on the pristine
+#                  import, as its own [PATCH] (its notes from
+#                  b4/fixes/TOPIC.txt, whose @TESTED_WITH@ becomes the
+#                  matrix's reference and fix rows), To/Cc from the import's
+#                  MAINTAINERS only, into WORK/b4-fix-TOPIC; it writes
+#                  mails/, TOPIC.mbox, pull/TOPIC.txt and maintainers.txt
 set -euo pipefail
 . "$(dirname "$0")/../ci/lib/common.sh"
 . "$(dirname "$0")/../ci/lib/posting.sh"
@@ -42,6 +49,10 @@ set -euo pipefail
 
 COVER=$SERIES_TOP/b4/cover-letter.txt
 SERIES=series/v4
+FORK=base
+REVISION=4
+MBOX=v4
+FIX=
 TESTED=
 OUT=
 B4_BRANCH=b4/v4
@@ -65,12 +76,28 @@ own_option() {
 	--maintainers) LOCAL_MAINTAINERS=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
 	--topics) TOPICS=$(realpath -m "${2:?}"); OPT_TAKES=2 ;;
 	--draft) DRAFT=yes ;;
+	--fix) FIX=${2:?--fix needs a topic}; OPT_TAKES=2 ;;
 	*) OPT_TAKES=0 ;;
 	esac
 }
 
 parse_args() {
 	parse_options own_option "$@"
+	[ -z "$FIX" ] || set_fix_posting
+}
+
+# --fix TOPIC: the topic on the import, its own notes, no local entries
+set_fix_posting() {
+	topics_on_import "$TOPICS" | grep -qxF -- "$FIX" ||
+		die "--fix $FIX: $TOPICS has no topic '$FIX' on import"
+	SERIES=topic/$FIX
+	FORK=$(newest_import_tag) || die "the mirror at $(mirror_dir) has no import: run base/import.sh"
+	REVISION=1
+	MBOX=$FIX
+	[ "$COVER" != "$SERIES_TOP/b4/cover-letter.txt" ] || COVER=$SERIES_TOP/b4/fixes/$FIX.txt
+	B4_DIR=b4-fix-$FIX
+	B4_BRANCH=b4/fix-$FIX
+	LOCAL_MAINTAINERS=/dev/null
 }
 
 check_cover() {
@@ -82,17 +109,17 @@ check_cover() {
 
 check_series() {
 	mgit rev-parse -q --verify "refs/heads/$SERIES" >/dev/null || die "branch $SERIES not found in the mirror"
-	mgit rev-parse -q --verify refs/heads/base >/dev/null || die "branch base not found in the mirror"
-	[ "$(mgit merge-base base "$SERIES")" = "$(mgit rev-parse base)" ] ||
-		die "$SERIES does not start at base (merge-base is not base)"
-	[ "$(mgit rev-list --count --merges "base..$SERIES")" -eq 0 ] || die "$SERIES has merges on base"
-	[ "$(mgit rev-list --count "base..$SERIES")" -gt 0 ] || die "$SERIES has no commits on base"
+	mgit rev-parse -q --verify "$FORK^{commit}" >/dev/null || die "$FORK not found in the mirror"
+	[ "$(mgit merge-base "$FORK" "$SERIES")" = "$(mgit rev-parse "$FORK^{commit}")" ] ||
+		die "$SERIES does not start at $FORK (merge-base is not $FORK)"
+	[ "$(mgit rev-list --count --merges "$FORK..$SERIES")" -eq 0 ] || die "$SERIES has merges on $FORK"
+	[ "$(mgit rev-list --count "$FORK..$SERIES")" -gt 0 ] || die "$SERIES has no commits on $FORK"
 }
 
 # Every F: pattern of MAINTAINERS.local must match a file of the series.
 check_local_maintainers() {
 	local pattern entry="" line
-	[ -f "$LOCAL_MAINTAINERS" ] || die "$LOCAL_MAINTAINERS not found"
+	[ -f "$LOCAL_MAINTAINERS" ] || [ "$LOCAL_MAINTAINERS" = /dev/null ] || die "$LOCAL_MAINTAINERS not found"
 	while IFS= read -r line; do
 		case "$line" in
 		"" | "#"*) continue ;;
@@ -169,7 +196,9 @@ virtio-pmem, allowed on e820), the region's NUMA node, sector mode (BTT)
 refused, persistence in the host file, that every guest fsync reaches
 the host and that at most one flush request is ever outstanding (QEMU
 trace), EIO on the failed host fsync and on the flush after it, a
-64-writer flush storm, unbind/rebind and a clean kernel log.
+64-writer flush storm, unbind/rebind, MAP_SYNC after every step of
+seeded orders of namespace disables and enables and of dm-linear
+devices created and removed over them, and a clean kernel log.
 The last patch and the reference were booted once more with slab
 poisoning (slub_debug=FZP): more than 131,072 flushes (past the ring's
 16-bit counters) and a device that asks for a reset (NEEDS_RESET set from
@@ -182,9 +211,44 @@ $(awk -F'\t' 'NR == 1 { $2 = ""; $3 = "" } { $2 = ""; printf "  %-9s", $1
 
 (xfail: fails as expected: the reference puts a virtio-pmem namespace in
 sector mode, whose BTT then flushes in atomic context; its flush after a
-failed host fsync succeeds; and, when a race decides it, its flush in
-flight at NEEDS_RESET waits forever: all fixed here. -: nothing to test
-yet, no device before the driver patch.)
+failed host fsync succeeds; it offers MAP_SYNC on a virtio-pmem namespace
+enabled again after an e820 one was disabled; and, when a race decides
+it, its flush in flight at NEEDS_RESET waits forever: all fixed here.
+dax-flags-fix: the reference with the stand-alone fix of the recycled
+flag only. -: nothing to test yet, no device before the driver patch.)
+EOF
+}
+
+# The notes of a stand-alone fix, from a bisect-boot results directory:
+# the matrix's rows of the reference and of this fix, and the groups the
+# fix ran in which they differ.
+fix_tested_text() {
+	local dir=$1 accel qemu differ
+	[ -f "$dir/matrix.tsv" ] || die "$dir has no matrix.tsv: run ci/bisect-boot.sh first"
+	matrix_passed "$dir" || die "$dir/matrix.tsv has failures: the fix is not tested good"
+	[ -n "$(matrix_cell "$dir" "$FIX" verdict)" ] ||
+		die "$dir/matrix.tsv has no row $FIX: run ci/bisect-boot.sh with the topic in $TOPICS"
+	accel=$(results_accelerator "$dir") || die "$dir names no accelerator: none of its points booted"
+	qemu=$(results_qemu_version "$dir")
+	differ=$(awk -F'\t' -v fix="$FIX" 'NR == 1 { for (i = 7; i < NF; i++) name[i] = $i; next }
+		$1 == "reference" { for (i = 7; i < NF; i++) r[i] = $i }
+		$1 == fix { for (i = 7; i < NF; i++) f[i] = $i }
+		END { for (i = 7; i < NF; i++) if (f[i] != "-" && r[i] != f[i]) printf "%s%s", (n++ ? ", " : ""), name[i] }' \
+		"$dir/matrix.tsv")
+	fmt -w 72 <<EOF
+Tested in $qemu ($accel): the pristine import and the import with this
+patch, booted with the guest tests of the virtio-pmem series (two
+virtio-pmem-pci devices and an e820 pmem region). Of the groups both
+ran, they differ in: ${differ:-nothing}. Run $(basename "$dir"):
+EOF
+	echo
+	awk -F'\t' -v fix="$FIX" 'NR == 1 || $1 == "reference" || $1 == fix { printf "  %-13s", $1
+		for (i = 4; i <= NF; i++) printf " %-7s", $i; print "" }' "$dir/matrix.tsv" | sed 's/ *$//'
+	echo
+	fmt -w 72 <<EOF
+(xfail: fails as expected: the reference's other expected failures are
+weaknesses of the merged driver this patch does not touch. -: not run;
+the debug and clients groups run on the reference only.)
 EOF
 }
 
@@ -225,8 +289,9 @@ choose_sender() {
 	local found problem
 	if [ "$DRAFT" = yes ]; then
 		SENDER=$(tool_identity)
-		B4_DIR=b4-draft
-		B4_BRANCH=b4/draft
+		B4_DIR=$B4_DIR-draft
+		B4_BRANCH=$B4_BRANCH-draft
+		[ -n "$FIX" ] || B4_BRANCH=b4/draft
 		return 0
 	fi
 	found=$(sender_identity)
@@ -329,8 +394,8 @@ EOF
 }
 
 enroll_series() {
-	b4_in_tree prep -e base >&2
-	b4_in_tree prep --force-revision 4 >&2
+	b4_in_tree prep -e "$FORK" >&2
+	b4_in_tree prep --force-revision "$REVISION" >&2
 }
 
 set_cover() {
@@ -364,7 +429,12 @@ write_pull_requests() {
 	local dir=$1 name parent
 	mkdir -p "$dir"
 	while read -r name parent _; do
-		[ "$parent" = base ] || parent=topic/$parent
+		[ -z "$FIX" ] || [ "$name" = "$FIX" ] || continue
+		case "$parent" in
+		base) ;;
+		import) parent=$(newest_import_tag) ;;
+		*) parent=topic/$parent ;;
+		esac
 		mgit request-pull "$parent" "file://$(mirror_dir)" "topic/$name" >"$dir/$name.txt" 2>&1 ||
 			die "git request-pull for topic/$name failed: $(tail -n 1 "$dir/$name.txt")"
 	done < <(sed 's/#.*//' "$TOPICS" | awk 'NF >= 3')
@@ -373,7 +443,7 @@ write_pull_requests() {
 write_maintainers() {
 	local mdir=$1 out=$2 tip=$3
 	# shellcheck disable=SC2086 # a list of options
-	(cd "$B4_TREE" && mgit format-patch -q --stdout "base..$tip" |
+	(cd "$B4_TREE" && mgit format-patch -q --stdout "$FORK..$tip" |
 		"$GET_MAINTAINER" --mpath "$mdir" $GET_MAINTAINER_OPTS) >"$out"
 }
 
@@ -440,10 +510,14 @@ main() {
 	local stage tip mail mdir key patches=()
 	mkdir -p "$(dirname "$OUT")"
 	make_temp_dir stage "$(dirname "$OUT")" .b4-stage
-	tested_with_text "$TESTED" >"$stage/tested-with.txt"
+	if [ -n "$FIX" ]; then
+		fix_tested_text "$TESTED" >"$stage/tested-with.txt"
+	else
+		tested_with_text "$TESTED" >"$stage/tested-with.txt"
+	fi
 	render_cover "$stage/cover.txt" "$stage/tested-with.txt"
 	mdir=$(maintainers_dir)
-	tip=$(posted_series base "$SERIES" "$SENDER")
+	tip=$(posted_series "$FORK" "$SERIES" "$SENDER")
 	key=$(posting_key "$stage/cover.txt" "$mdir" "$tip")
 	if reuse_posting "$key"; then
 		print_output
@@ -460,15 +534,15 @@ main() {
 	for mail in "$stage/out/mails"/*.eml; do
 		[[ $mail == */0000-* ]] || patches+=("$mail")
 	done
-	write_mbox "$stage/out/v4.mbox" "$stage/out/mails"/*.eml
-	write_mbox "$stage/out/v4.patches.mbox" "${patches[@]}"
+	write_mbox "$stage/out/$MBOX.mbox" "$stage/out/mails"/*.eml
+	[ -n "$FIX" ] || write_mbox "$stage/out/$MBOX.patches.mbox" "${patches[@]}"
 	write_pull_requests "$stage/out/pull"
 	write_maintainers "$mdir" "$stage/out/maintainers.txt" "$tip"
 	cp "$stage/cover.txt" "$stage/out/cover-letter.txt"
 	keep_posting "$key" "$stage/out"
 	rm -rf "$OUT"
 	mv "$stage/out" "$OUT"
-	note "wrote $(ls "$OUT/mails" | wc -l) mails, v4.mbox and $(ls "$OUT/pull" | wc -l) pull requests" \
+	note "wrote $(ls "$OUT/mails" | wc -l) mails, $MBOX.mbox and $(ls "$OUT/pull" | wc -l) pull requests" \
 		"($([ "$DRAFT" = yes ] && echo "a draft: see DRAFT" || echo "sender $SENDER"))"
 	print_output
 }

@@ -10,7 +10,9 @@
 # pristine packaged kernel as the reference. End to end on a fresh machine:
 # installs its packages (ci/install-deps.sh), imports and replays when the
 # mirror is missing or stale (base/import.sh, ci/replay.sh), then for base,
-# each commit of base..series/v4 and the pristine import:
+# each commit of base..series/v4, the pristine import and each stand-alone
+# fix for it (a topic on "import" in topic-branches.txt, judged by column
+# fix of boot/expected.tsv):
 #   checks  ci/check-commits.sh on the series commits (what each one adds)
 #   build   bzImage for boot/guest.config (ci/build-kernel.sh)
 #   boot    QEMU with the test devices, in-guest TAP tests (boot/run-qemu.sh)
@@ -36,7 +38,7 @@
 #   --point REV[=COLUMN]  test REV instead of the series (repeatable); its
 #                         results are judged by COLUMN of boot/expected.tsv
 #                         (default: final, the last patch's column)
-#   --no-reference        skip the pristine reference kernel
+#   --no-reference        skip the pristine reference kernel and its fixes
 #   --no-checks           skip the per-commit checks stage
 #   --no-b4               do not write the posting at the end
 #   --keep-images         keep the 512 MiB virtio-pmem backing files
@@ -52,6 +54,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../boot/lib/boot.sh"
 
 ACCEL=auto TIMEOUT=300 INSTALL=yes REFERENCE=yes CHECKS=yes B4=yes KEEP_IMAGES=no BISECT_RUN=no
+TOPICS_FILE=$SERIES_TOP/topic-branches.txt
 declare -a POINT_ARGS=() TOPICS_ARGS=()
 declare -a POINT_REV=() POINT_COL=() POINT_LABEL=()
 RESULTS=
@@ -67,7 +70,7 @@ own_option() {
 	--no-b4) B4=no ;;
 	--no-install) INSTALL=no ;;
 	--keep-images) KEEP_IMAGES=yes ;;
-	--topics) TOPICS_ARGS=(--topics "$(realpath -m "${2:?}")"); OPT_TAKES=2 ;;
+	--topics) TOPICS_FILE=$(realpath -m "${2:?}"); TOPICS_ARGS=(--topics "$TOPICS_FILE"); OPT_TAKES=2 ;;
 	--accel) ACCEL=${2:?}; OPT_TAKES=2 ;;
 	--timeout) TIMEOUT=${2:?}; OPT_TAKES=2 ;;
 	--bisect-run) BISECT_RUN=yes ;;
@@ -96,9 +99,10 @@ subject_of() {
 	mgit log -1 --format=%s "$1"
 }
 
-# base, every commit of base..series/v4 (column = its number), reference
+# base, every commit of base..series/v4 (column = its number), reference,
+# each fix for the reference (column fix)
 collect_series_points() {
-	local n=0 c
+	local n=0 c fix
 	add_point "$(mgit rev-parse base)" base "base"
 	for c in $(mgit rev-list --reverse base..series/v4); do
 		n=$((n + 1))
@@ -107,6 +111,9 @@ collect_series_points() {
 	[ "$n" -gt 0 ] || die "series/v4 has no commits on base"
 	if [ "$REFERENCE" = yes ]; then
 		add_point "$(mgit rev-parse "$(newest_import_tag)^{commit}")" reference reference
+		for fix in $(topics_on_import "$TOPICS_FILE"); do
+			add_point "$(mgit rev-parse "topic/$fix")" fix "$fix"
+		done
 	fi
 }
 
@@ -337,6 +344,17 @@ run_point() {
 	POINT_OK=yes
 }
 
+# The ranges the checks stage checks: the series, and each fix on the
+# import when the reference runs
+check_ranges() {
+	local fix
+	printf '%s\n' base..series/v4
+	[ "$REFERENCE" = yes ] || return 0
+	for fix in $(topics_on_import "$TOPICS_FILE"); do
+		printf '%s..topic/%s\n' "$(newest_import_tag)" "$fix"
+	done
+}
+
 # ci/check-commits.sh's line per commit and check, and its heartbeats, as
 # they come (a read loop: mawk would hold them back in its input buffer)
 show_check_lines() {
@@ -349,16 +367,17 @@ show_check_lines() {
 stage_checks() {
 	[ "$CHECKS" = yes ] && [ ${#POINT_ARGS[@]} -eq 0 ] || return 0
 	[ -x "$SERIES_TOP/ci/check-commits.sh" ] || return 0
-	local start secs
+	local start secs ranges
 	start=$(now_s)
+	mapfile -t ranges < <(check_ranges)
 	# its line per commit and check, and its heartbeats, on the terminal too
 	if "$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" --results "$RESULTS/checks" \
-		base..series/v4 2>&1 | tee "$RESULTS/checks.log" | show_check_lines; then
+		"${ranges[@]}" 2>&1 | tee "$RESULTS/checks.log" | show_check_lines; then
 		secs=$(elapsed_since "$start")
-		progress "series (base..series/v4)" checks "ok (${secs}s)" "$secs"
+		progress "series and fixes" checks "ok (${secs}s)" "$secs"
 	else
 		secs=$(elapsed_since "$start")
-		progress "series (base..series/v4)" checks "FAIL (${secs}s): see $RESULTS/checks.log" "$secs"
+		progress "series and fixes" checks "FAIL (${secs}s): see $RESULTS/checks.log" "$secs"
 		CHECKS_FAILED=1
 	fi
 }
@@ -386,6 +405,28 @@ stage_b4() {
 		progress "series/v4" b4 "FAIL (${secs}s): see $RESULTS/b4.log" "$secs"
 		B4_FAILED=1
 	fi
+	stage_b4_fixes "$kind" "${draft[@]}"
+}
+
+# stage_b4_fixes KIND [--draft]: b4/prep.sh --fix for each fix the run
+# tested, into RESULTS/b4-fix-NAME
+stage_b4_fixes() {
+	local kind=$1 fix start secs out
+	shift
+	[ "$REFERENCE" = yes ] || return 0
+	for fix in $(topics_on_import "$TOPICS_FILE"); do
+		start=$(now_s)
+		out=$RESULTS/b4-fix-$fix
+		if "$SERIES_TOP/b4/prep.sh" --work "$SERIES_WORK" --tested-with "$RESULTS" --fix "$fix" \
+			--topics "$TOPICS_FILE" --out "$out" "$@" >"$out.log" 2>&1; then
+			secs=$(elapsed_since "$start")
+			progress "topic/$fix" b4 "$kind (${secs}s): $(ls "$out/mails" | wc -l) mail in $out" "$secs"
+		else
+			secs=$(elapsed_since "$start")
+			progress "topic/$fix" b4 "FAIL (${secs}s): see $out.log" "$secs"
+			B4_FAILED=1
+		fi
+	done
 }
 
 # What a run will cost, from the caches present: seconds per step not
@@ -394,7 +435,9 @@ EST_CHECK=75 EST_COLD_BUILDS=700 EST_COLD_BUILDS_NO_CCACHE=900 EST_BUILD=60 EST_
 EST_CLIENTS=50
 
 uncached_checks() {
-	"$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" --count-uncached
+	local ranges
+	mapfile -t ranges < <(check_ranges)
+	"$SERIES_TOP/ci/check-commits.sh" --work "$SERIES_WORK" --count-uncached "${ranges[@]}"
 }
 
 print_estimate() {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Usage: ci/check-commits.sh [RANGE] [--checks LIST] [--work DIR] [--results DIR] [--help]
+# Usage: ci/check-commits.sh [RANGE...] [--checks LIST] [--work DIR] [--results DIR] [--help]
 #
 # What a subsystem's patch CI does to every posted patch, on every commit of
-# RANGE (default base..series/v4) of the mirror: the checks of ci/checks/,
+# each RANGE (default base..series/v4) of the mirror, in order: the checks of ci/checks/,
 #   build       guest and modular configs, W=1 on the range's C files
 #   sparse      C=2 on the range's C files
 #   ppc64le     the range's powerpc C files cross-compiled with W=1
@@ -17,7 +17,7 @@
 # summary.tsv and every log to the results directory (printed last), and
 # exits 1 if any commit adds a finding or does not build. --checks runs only
 # the comma-separated checks named (e.g. cocci,checkpatch,hygiene).
-# --count-uncached prints how many commits of RANGE have a check whose
+# --count-uncached prints how many commits of the ranges have a check whose
 # verdict is not cached (the main job's estimate), and checks nothing.
 # --cache-key CHECK[,CHECK...] prints the key (a line each) that CHECK's
 # results are cached under: the
@@ -28,7 +28,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib/results.sh"
 . "$(dirname "$0")/lib/posting.sh"
 
-RANGE=base..series/v4
+declare -a RANGES=()
 RESULTS=
 CHECKS=(build sparse ppc64le cocci checkpatch hygiene)
 FOUND=0 COUNT_UNCACHED=no
@@ -43,7 +43,7 @@ own_option() {
 	--cache-key) print_cache_keys "${2:?}"; exit 0 ;;
 	--count-uncached) COUNT_UNCACHED=yes ;;
 	-*) OPT_TAKES=0 ;;
-	*) RANGE=$1 ;;
+	*) RANGES+=("$1") ;;
 	esac
 }
 
@@ -180,17 +180,29 @@ print_matrix() {
 	echo
 }
 
+# The commits of every range, in order; dies naming a range that is wrong
+# or empty.
+range_commits() {
+	local range list
+	[ ${#RANGES[@]} -gt 0 ] || RANGES=(base..series/v4)
+	for range in "${RANGES[@]}"; do
+		mgit rev-parse -q --verify "${range%%..*}^{commit}" >/dev/null ||
+			die "range $range: '${range%%..*}' not found in the mirror"
+		list=$(mgit rev-list --reverse "$range") || die "bad range $range"
+		[ -n "$list" ] || die "range $range has no commits"
+		printf '%s\n' "$list"
+	done
+}
+
 main() {
 	parse_args "$@"
 	mirror_exists || die "no mirror at $(mirror_dir): run base/import.sh and ci/replay.sh"
-	local commits start i=0 c k
+	local commits list start i=0 c k
 	for k in "${CHECKS[@]}"; do
 		[ -x "$SERIES_TOP/ci/checks/$k.sh" ] || die "--checks: no check '$k' in ci/checks/"
 	done
-	mgit rev-parse -q --verify "${RANGE%%..*}^{commit}" >/dev/null ||
-		die "range $RANGE: '${RANGE%%..*}' not found in the mirror"
-	mapfile -t commits < <(mgit rev-list --reverse "$RANGE") || die "bad range $RANGE"
-	[ ${#commits[@]} -gt 0 ] || die "range $RANGE has no commits"
+	list=$(range_commits)
+	mapfile -t commits <<<"$list"
 	if [ "$COUNT_UNCACHED" = yes ]; then
 		count_uncached "${commits[@]}"
 		return 0

@@ -4,7 +4,10 @@
 # Replays the series onto the newest import in the mirror (base/import.sh):
 #   base         the import plus base/unmerge.patch
 #   topic/NAME   each topic of topic-branches.txt on its parent
-#   series/v4    every patch, in topic-file order, on base (bisect and b4)
+#   series/v4    every patch of the topics on base, in topic-file order, on
+#                base (bisect and b4)
+# A topic whose parent is "import" is a stand-alone fix for the pristine
+# import (the kernels people run): it is not part of series/v4.
 # Topic commits carry the messages as 'git am' leaves them; series/v4 keeps
 # each patch's notes under '---', which b4 mails with the patch.
 #
@@ -81,10 +84,10 @@ check_topic_graph() {
 	local name cur seen steps
 	for name in "${TOPIC_NAMES[@]}"; do
 		cur=${TOPIC_PARENT[$name]}
-		[ "$cur" = base ] || [ -n "${TOPIC_PARENT[$cur]+x}" ] ||
+		[ "$cur" = base ] || [ "$cur" = import ] || [ -n "${TOPIC_PARENT[$cur]+x}" ] ||
 			die "$TOPICS_FILE:${TOPIC_LINE[$name]}: topic '$name' has unknown parent '$cur'"
 		seen=" $name " steps=0
-		while [ "$cur" != base ]; do
+		while [ "$cur" != base ] && [ "$cur" != import ]; do
 			case "$seen" in *" $cur "*)
 				die "$TOPICS_FILE:${TOPIC_LINE[$name]}: topic '$name' is part of a parent cycle ($seen$cur)" ;;
 			esac
@@ -131,12 +134,23 @@ build_base() {
 	NEW_REF[base]=$(commit_patch "$import" "$UNMERGE_PATCH" "base" no)
 }
 
+# topic_root NAME: base or import, where NAME's chain of parents starts
+topic_root() {
+	local cur=$1
+	while [ "$cur" != base ] && [ "$cur" != import ]; do
+		cur=${TOPIC_PARENT[$cur]}
+	done
+	printf '%s\n' "$cur"
+}
+
 build_topic() {
 	local name=$1 parent p head
 	[ -z "${NEW_REF[topic/$name]+x}" ] || return 0
 	parent=${TOPIC_PARENT[$name]}
 	if [ "$parent" = base ]; then
 		head=${NEW_REF[base]}
+	elif [ "$parent" = import ]; then
+		head=$(mgit rev-parse "refs/tags/$ONTO^{commit}")
 	else
 		build_topic "$parent"
 		head=${NEW_REF[topic/$parent]}
@@ -150,6 +164,7 @@ build_topic() {
 build_series() {
 	local name p head=${NEW_REF[base]}
 	for name in "${TOPIC_NAMES[@]}"; do
+		[ "$(topic_root "$name")" = base ] || continue
 		for p in ${TOPIC_PATCHES[$name]}; do
 			head=$(commit_patch "$head" "$(patch_path "$p")" "$SERIES_BRANCH (topic $name)" yes)
 		done
@@ -157,9 +172,11 @@ build_series() {
 	NEW_REF[$SERIES_BRANCH]=$head
 }
 
+# The topics of series/v4 that no other topic builds on
 leaf_topics() {
 	local name other leaf
 	for name in "${TOPIC_NAMES[@]}"; do
+		[ "$(topic_root "$name")" = base ] || continue
 		leaf=1
 		for other in "${TOPIC_NAMES[@]}"; do
 			[ "${TOPIC_PARENT[$other]}" != "$name" ] || leaf=0
@@ -171,6 +188,7 @@ leaf_topics() {
 # The leaf topics merged together must give the tree of series/v4.
 check_topics_merge_to_series() {
 	local leaf merged="" tree want
+	[ -n "$(leaf_topics)" ] || die "$TOPICS_FILE: no topic builds on base, so series/v4 would be empty"
 	for leaf in $(leaf_topics); do
 		if [ -z "$merged" ]; then
 			merged=${NEW_REF[topic/$leaf]}

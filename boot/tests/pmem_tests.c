@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/dm-ioctl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -30,7 +31,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -578,15 +581,23 @@ TEST_F_TIMEOUT(pmem, unbind_rebind_virtio, 120)
  * DAXDEV_SYNC. The faulty device is never touched.
  *
  * vpmem_seed=N on the kernel command line runs the sequences of seeds N,
- * N+1, ...; each starts with every namespace enabled, so a failed seed
- * replays from vpmem_seed=SEED. The default seeds 6..9 give the
+ * N+1, ...; each starts with every namespace enabled, so a failed run
+ * replays from the vpmem_seed=N it names. The default seeds 6..9 give the
  * reproducer order (virtio disabled, e820 disabled, virtio enabled) in
  * three of the four sequences: 6 at steps 1-3, 7 at 5-7, 8 at 5-7. The
  * later ones matter: the objects allocated at boot may sit in another
  * CPU's slab, so the first free and reuse on CPU 0 may not meet.
+ *
+ * RECYCLE_DM_SEQS more sequences also create and remove a dm-linear
+ * device over each namespace (its own dax_device, marked synchronous by
+ * its table when the device under it is): while one exists, the check
+ * mounts it instead of the namespace under it, which must give the same
+ * answer. A namespace is disabled only without a dm device over it, and a
+ * dm device made only over an enabled one.
  */
 #define RECYCLE_SEED 6
 #define RECYCLE_SEQS 4
+#define RECYCLE_DM_SEQS 4
 #define RECYCLE_STEPS 8
 #define RECYCLE_NS 2
 /*
@@ -604,7 +615,91 @@ struct toggled_ns {
 	struct pmem_dev dev;	/* its disk, while enabled */
 	int enabled;
 	unsigned int disabled;	/* when it was last disabled */
+	int dm_on;		/* a dm-linear device over the disk exists */
+	struct pmem_dev dm;	/* that device: dm-N, /dev/dm-N */
 };
+
+/* One DM ioctl on /dev/mapper/control: 0 or -1 with errno. */
+static int dm_ioctl_run(unsigned long cmd, struct dm_ioctl *io)
+{
+	int fd = open("/dev/mapper/control", O_RDWR | O_CLOEXEC), ret, err;
+
+	if (fd < 0)
+		return -1;
+	io->version[0] = DM_VERSION_MAJOR;
+	io->version[1] = 0;
+	io->version[2] = 0;
+	ret = ioctl(fd, cmd, io);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret;
+}
+
+static void dm_name(const struct toggled_ns *n, struct dm_ioctl *io)
+{
+	snprintf(io->name, sizeof(io->name), "vpmem-linear-%s", n->label);
+}
+
+/* A dm-linear device over all of n's disk; NULL or what failed. */
+static const char *dm_linear_create(struct toggled_ns *n)
+{
+	struct {
+		struct dm_ioctl io;
+		struct dm_target_spec spec;
+		char params[64];
+	} t;
+	struct stat st;
+	unsigned int minor;
+
+	if (stat(n->dev.path, &st))
+		return "no block device node for the namespace's disk";
+	memset(&t, 0, sizeof(t));
+	t.io.data_size = sizeof(t.io);
+	dm_name(n, &t.io);
+	if (dm_ioctl_run(DM_DEV_CREATE, &t.io))
+		return "DM_DEV_CREATE failed";
+	minor = minor(t.io.dev);
+	memset(&t, 0, sizeof(t));
+	t.io.data_size = sizeof(t);
+	t.io.data_start = offsetof(typeof(t), spec);
+	t.io.target_count = 1;
+	dm_name(n, &t.io);
+	t.spec.length = n->dev.bytes / 512;
+	strcpy(t.spec.target_type, "linear");
+	snprintf(t.params, sizeof(t.params), "%u:%u 0", major(st.st_rdev), minor(st.st_rdev));
+	if (dm_ioctl_run(DM_TABLE_LOAD, &t.io))
+		return "DM_TABLE_LOAD of a linear table failed";
+	memset(&t.io, 0, sizeof(t.io));
+	t.io.data_size = sizeof(t.io);
+	dm_name(n, &t.io);
+	if (dm_ioctl_run(DM_DEV_SUSPEND, &t.io))	/* no suspend flag: resume */
+		return "resuming the dm device failed";
+	snprintf(n->dm.name, sizeof(n->dm.name), "dm-%u", minor);
+	snprintf(n->dm.path, sizeof(n->dm.path), "/dev/dm-%u", minor);
+	n->dm.bytes = n->dev.bytes;
+	if (wait_for_disk(n->dm.name, 1) || access(n->dm.path, F_OK))
+		return "the dm device has no disk";
+	n->dm_on = 1;
+	return NULL;
+}
+
+/* Remove n's dm-linear device, then wait for its dax_device to be freed. */
+static const char *dm_linear_remove(struct toggled_ns *n)
+{
+	struct dm_ioctl io;
+
+	memset(&io, 0, sizeof(io));
+	io.data_size = sizeof(io);
+	dm_name(n, &io);
+	if (dm_ioctl_run(DM_DEV_REMOVE, &io))
+		return "DM_DEV_REMOVE failed";
+	if (wait_for_disk(n->dm.name, 0))
+		return "the dm device's disk stayed";
+	n->dm_on = 0;
+	usleep(RCU_WAIT_US);
+	return NULL;
+}
 
 /* The first seed: vpmem_seed=N on the kernel command line, else RECYCLE_SEED. */
 static unsigned int recycle_seed(void)
@@ -655,6 +750,11 @@ static const char *ns_enable_all(struct toggled_ns *ns)
 	const char *why;
 	int i;
 
+	for (i = 0; i < RECYCLE_NS; i++) {
+		why = ns[i].dm_on ? dm_linear_remove(&ns[i]) : NULL;
+		if (why)
+			return why;
+	}
 	for (;;) {
 		last = NULL;
 		for (i = 0; i < RECYCLE_NS; i++)
@@ -674,15 +774,17 @@ static const char *ns_enable_all(struct toggled_ns *ns)
  */
 static const char *ns_check_map_sync(struct toggled_ns *ns, char *buf, size_t len)
 {
+	const struct pmem_dev *dev;
 	const char *why;
 	int i, err, fd, dax;
 
 	for (i = 0; i < RECYCLE_NS; i++) {
 		if (!ns[i].enabled)
 			continue;
-		why = mount_existing_dax("ext4", &ns[i].dev);
+		dev = ns[i].dm_on ? &ns[i].dm : &ns[i].dev;
+		why = mount_existing_dax("ext4", dev);
 		if (why) {
-			snprintf(buf, len, "%s (%s): %s", ns[i].label, ns[i].dev.path, why);
+			snprintf(buf, len, "%s (%s): %s", ns[i].label, dev->path, why);
 			return buf;
 		}
 		/* a file that is not DAX would refuse MAP_SYNC too: a false pass */
@@ -693,18 +795,18 @@ static const char *ns_check_map_sync(struct toggled_ns *ns, char *buf, size_t le
 		unlink(MNT "/dax-probe");
 		err = dax ? try_map_sync(MNT "/map-sync") : 0;
 		if (umount(MNT)) {
-			snprintf(buf, len, "%s (%s): umount: %s", ns[i].label, ns[i].dev.path,
+			snprintf(buf, len, "%s (%s): umount: %s", ns[i].label, dev->path,
 				 strerror(errno));
 			return buf;
 		}
 		if (!dax) {
 			snprintf(buf, len, "%s (%s): a new file on the -o dax mount is not DAX",
-				 ns[i].label, ns[i].dev.path);
+				 ns[i].label, dev->path);
 			return buf;
 		}
 		if (err != ns[i].want) {
 			snprintf(buf, len, "%s (%s, %s): MAP_SYNC %s%s, want %s", ns[i].label,
-				 ns[i].dev.path, ns[i].ns, err ? "refused: " : "offered (the mmap succeeded)",
+				 dev->path, ns[i].ns, err ? "refused: " : "offered (the mmap succeeded)",
 				 err ? strerror(err) : "", ns[i].want ? "refused with EOPNOTSUPP" : "offered");
 			return buf;
 		}
@@ -713,38 +815,79 @@ static const char *ns_check_map_sync(struct toggled_ns *ns, char *buf, size_t le
 }
 
 /*
- * One sequence: every namespace enabled, then RECYCLE_STEPS toggles from
- * seed, each followed by the MAP_SYNC check. NULL, or in buf what went
- * wrong at which step.
+ * Action a of a sequence with dm devices: 0..RECYCLE_NS-1 toggles that
+ * namespace, the rest the dm device over namespace a - RECYCLE_NS. Legal:
+ * no namespace disabled under a dm device, no dm device over a disabled
+ * namespace.
+ */
+static int recycle_legal(const struct toggled_ns *ns, int a)
+{
+	if (a < RECYCLE_NS)
+		return !ns[a].dm_on;
+	return ns[a - RECYCLE_NS].enabled;
+}
+
+/* One step's action: drawn from the seed, the next legal one when not. */
+static int recycle_action(const struct toggled_ns *ns, unsigned int *state, int with_dm)
+{
+	int n = with_dm ? 2 * RECYCLE_NS : RECYCLE_NS;
+	int a = recycle_next(state) % n;
+
+	while (!recycle_legal(ns, a))
+		a = (a + 1) % n;
+	return a;
+}
+
+/* Do action a; its step's label in step; NULL or what failed. */
+static const char *recycle_do(struct toggled_ns *ns, int a, unsigned int when,
+			      char *step, size_t len)
+{
+	struct toggled_ns *n = &ns[a % RECYCLE_NS];
+	const char *why;
+
+	if (a < RECYCLE_NS) {
+		why = ns_toggle(n, when);
+		snprintf(step, len, "%s%c", n->label, n->enabled ? '+' : '-');
+	} else {
+		why = n->dm_on ? dm_linear_remove(n) : dm_linear_create(n);
+		snprintf(step, len, "dm/%s%c", n->label, n->dm_on ? '+' : '-');
+	}
+	return why;
+}
+
+/*
+ * One sequence: every namespace enabled and no dm device, then
+ * RECYCLE_STEPS actions from seed, each followed by the MAP_SYNC check.
+ * NULL, or in buf what went wrong at which step.
  */
 static const char *recycle_sequence(struct __test_metadata *_metadata,
-				    struct toggled_ns *ns, unsigned int seed,
+				    struct toggled_ns *ns, unsigned int seed, int with_dm,
 				    unsigned int *when, char *buf, size_t len)
 {
-	char wrong[256], done[RECYCLE_STEPS * 12] = "";
+	char wrong[256], label[16], done[RECYCLE_STEPS * 16] = "";
 	unsigned int state = seed;
 	const char *why;
-	int i, step, at = 0;
+	int a, step, at = 0;
 
-	TH_LOG("seed %u (%d steps): every namespace enabled", seed, RECYCLE_STEPS);
+	TH_LOG("seed %u (%d steps%s): every namespace enabled", seed, RECYCLE_STEPS,
+	       with_dm ? ", dm-linear too" : "");
 	why = ns_enable_all(ns);
 	if (!why)
 		why = ns_check_map_sync(ns, wrong, sizeof(wrong));
 	for (step = 1; !why && step <= RECYCLE_STEPS; step++) {
-		i = recycle_next(&state) % RECYCLE_NS;
+		a = recycle_action(ns, &state, with_dm);
 		at = step;
-		TH_LOG("seed %u step %d: %s %s (%s)", seed, step,
-		       ns[i].enabled ? "disable" : "enable", ns[i].label, ns[i].ns);
-		why = ns_toggle(&ns[i], ++*when);
-		snprintf(done + strlen(done), sizeof(done) - strlen(done), "%s%s%c",
-			 done[0] ? " " : "", ns[i].label, ns[i].enabled ? '+' : '-');
+		why = recycle_do(ns, a, ++*when, label, sizeof(label));
+		TH_LOG("seed %u step %d: %s", seed, step, label);
+		snprintf(done + strlen(done), sizeof(done) - strlen(done), "%s%s",
+			 done[0] ? " " : "", label);
 		if (!why)
 			why = ns_check_map_sync(ns, wrong, sizeof(wrong));
 	}
 	if (!why)
 		return NULL;
-	snprintf(buf, len, "seed %u step %d (every namespace enabled, then: %s): %s",
-		 seed, at, done[0] ? done : "nothing", why);
+	snprintf(buf, len, "seed %u%s step %d (every namespace enabled, then: %s): %s",
+		 seed, with_dm ? " (dm)" : "", at, done[0] ? done : "nothing", why);
 	return buf;
 }
 
@@ -791,8 +934,9 @@ TEST_F_TIMEOUT(pmem, map_sync_follows_reenable, 240)
 		ASSERT_EQ(0, make_fs("ext4", ns[i].dev.path))
 			TH_LOG("mkfs.ext4 on %s failed", ns[i].dev.path);
 	}
-	for (s = 0; !why && s < RECYCLE_SEQS; s++)
-		why = recycle_sequence(_metadata, ns, seed + s, &when, report, sizeof(report));
+	for (s = 0; !why && s < RECYCLE_SEQS + RECYCLE_DM_SEQS; s++)
+		why = recycle_sequence(_metadata, ns, seed + s, s >= RECYCLE_SEQS, &when, report,
+				       sizeof(report));
 	/* every namespace back, also after a failure, for the tests after this one */
 	undo = ns_enable_all(ns);
 	if (!why && !undo && ns_check_map_sync(ns, wrong, sizeof(wrong))) {
@@ -800,7 +944,7 @@ TEST_F_TIMEOUT(pmem, map_sync_follows_reenable, 240)
 			 wrong);
 		why = report;
 	}
-	ASSERT_EQ(NULL, why) TH_LOG("%s", why);
+	ASSERT_EQ(NULL, why) TH_LOG("%s (replay the run: vpmem_seed=%u)", why, seed);
 	ASSERT_EQ(NULL, undo) TH_LOG("enabling every namespace again: %s", undo);
 }
 

@@ -7,10 +7,10 @@
 # Reviewed-by or Tested-by not the sender's standing in a source the series
 # cites: ci/checks/cited-signoffs.tsv), every 'commit ID ("subject")' it
 # names found in the mirror or in ci/checks/upstream-commits.tsv with that
-# subject (the mirror has no upstream history), every Fixes: tag naming a
-# commit that exists in the mirror (with
-# its subject), and a 'subsystem: summary' subject whose prefix fits the
-# files touched (ci/checks/subsystems.tsv). The commit is judged as
+# subject (the mirror has no upstream history), every Fixes: tag naming
+# such a commit by 12 or more hex digits with its subject, and a
+# 'subsystem: summary' subject whose prefix fits the files touched
+# (ci/checks/subsystems.tsv). The commit is judged as
 # b4/prep.sh posts it (ci/lib/posting.sh): a patch the tooling authored is
 # the sender's, and the sender's Signed-off-by comes last; what the commit
 # itself lacks still counts. Contract: ci/lib/checks.sh.
@@ -95,17 +95,23 @@ check_credit() {
 	done < <(printf '%s\n\n' "$ABOVE_FOLD")
 }
 
+# known_subject ID: the subject of commit ID, from the mirror or, for an
+# upstream commit, from upstream-commits.tsv; nothing when neither has it
+known_subject() {
+	if mgit cat-file -e "$1^{commit}" 2>/dev/null; then
+		mgit log -1 --format=%s "$1"
+	else
+		awk -F'\t' -v id="$1" '!/^#/ && (index($1, id) == 1 || index(id, $1) == 1) { print $2; exit }' "$UPSTREAM"
+	fi
+}
+
 # Every commit the message names as 'commit ID ("subject")' above the
 # notes: in the mirror, or an upstream commit of upstream-commits.tsv,
 # with its subject.
 check_commit_refs() {
 	local id subject known
 	while IFS=$'\t' read -r id subject; do
-		if mgit cat-file -e "$id^{commit}" 2>/dev/null; then
-			known=$(mgit log -1 --format=%s "$id")
-		else
-			known=$(awk -F'\t' -v id="$id" '!/^#/ && (index($1, id) == 1 || index(id, $1) == 1) { print $2; exit }' "$UPSTREAM")
-		fi
+		known=$(known_subject "$id")
 		if [ -z "$known" ]; then
 			finding "commit $id is neither in the mirror nor in ci/checks/upstream-commits.tsv"
 		elif [ "$known" != "$subject" ]; then
@@ -115,14 +121,19 @@ check_commit_refs() {
 		sed -E 's/^commit ([0-9a-f]+) \("(.*)"\)$/\1\t\2/')
 }
 
+# Every Fixes: tag names a known commit (known_subject) by at least 12
+# hex digits, with its subject.
 check_fixes() {
-	local sha rest
+	local sha rest known
 	while read -r sha rest; do
 		[ -n "$sha" ] || continue
-		if ! mgit cat-file -e "$sha^{commit}" 2>/dev/null; then
-			finding "Fixes: $sha names no commit of the mirror"
-		elif [ -n "$rest" ] && [ "$rest" != "(\"$(mgit log -1 --format=%s "$sha")\")" ]; then
-			finding "Fixes: $sha has the wrong subject $rest"
+		known=$(known_subject "$sha")
+		if [[ ! $sha =~ ^[0-9a-f]{12,40}$ ]]; then
+			finding "Fixes: $sha is not a commit id of 12 or more hex digits"
+		elif [ -z "$known" ]; then
+			finding "Fixes: $sha is neither in the mirror nor in ci/checks/upstream-commits.tsv"
+		elif [ "$rest" != "(\"$known\")" ]; then
+			finding "Fixes: $sha has the subject ${rest:-(none)}, not (\"$known\")"
 		fi
 	done < <(sed -n 's/^Fixes: *//p' <<<"$MESSAGE")
 }

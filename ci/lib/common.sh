@@ -93,6 +93,13 @@ newest_import_tag() {
 # Serialise runs that share a work directory: the second one waits up to
 # SERIES_LOCK_WAIT seconds, then refuses.
 # A script run by a lock holder inherits the lock (SERIES_LOCK_HELD).
+# topics_on_import [FILE]: the topics of the topic list (default
+# topic-branches.txt) whose parent is "import": stand-alone fixes for the
+# pristine import, not part of series/v4
+topics_on_import() {
+	sed 's/#.*//' "${1:-$SERIES_TOP/topic-branches.txt}" | awk 'NF >= 3 && $2 == "import" { print $1 }'
+}
+
 take_work_lock() {
 	mkdir -p "$SERIES_WORK"
 	[ "${SERIES_LOCK_HELD:-}" != "$SERIES_WORK" ] || return 0

@@ -45,14 +45,14 @@ only_groups() {
 	done
 }
 
-COLUMNS_ALL=(base 1 2 3 4 5 6 7 8 9 reference)
+COLUMNS_ALL=(base 1 2 3 4 5 6 7 8 9 reference fix)
 for col in "${COLUMNS_ALL[@]}"; do
 	mkdir -p "$T/$col"
 	tap_for "$col" >"$T/$col/tap.log"
 	host_for "$col" >"$T/$col/host.tap"
 	check "results exactly as expected pass at point $col" "$SERIES_TOP/boot/evaluate.sh" "$T/$col" "$col"
 done
-check_eq "the header has base, nine patches and the reference" "${COLUMNS_ALL[*]}" \
+check_eq "the header has base, nine patches, the reference and the fix" "${COLUMNS_ALL[*]}" \
 	"$(grep -m1 '^# test' "$SERIES_TOP/boot/expected.tsv" | tr -s '\t' '\n' | tail -n +3 | paste -sd' ')"
 check_fails "the tip's results at point 8 are caught (a virtio-pmem device before the driver)" \
 	"MISMATCH virtio_pmem_probed: expected fail, got ok" \

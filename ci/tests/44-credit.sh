@@ -118,6 +118,26 @@ hygiene "$(fixture_commit "$driver" "$tool" "$T/refs2")"
 check_grep "an upstream commit with the wrong subject is named" \
 	'commit fefc1d97fa4b is \("libnvdimm: add dax_dev sync flag"\), not \("dax: a sync flag"\)' - <<<"$OUT"
 
+# Fixes: tags the same way (the stand-alone fix names the upstream commit
+# that added DAXDEV_SYNC), and the id needs 12 digits.
+fixes_fixture() {
+	printf 'virtio-pmem: add the virtio pmem driver\n\nA fix.\n\nFixes: %s\n' "$1" >"$T/fixes"
+	hygiene "$(fixture_commit "$driver" "$tool" "$T/fixes")"
+}
+fixes_fixture 'fefc1d97fa4b ("libnvdimm: add dax_dev sync flag")'
+check_eq "a Fixes: tag naming a known upstream commit with its subject passes" "0:" "$OUT"
+fixes_fixture 'fefc1d97fa4b ("libnvdimm: sync flag")'
+check_grep "a Fixes: tag with the wrong subject is named" \
+	'Fixes: fefc1d97fa4b has the subject \("libnvdimm: sync flag"\), not \("libnvdimm: add dax_dev sync flag"\)' - <<<"$OUT"
+fixes_fixture 'fefc1d97 ("libnvdimm: add dax_dev sync flag")'
+check_grep "a Fixes: tag with a short id is named" 'Fixes: fefc1d97 is not a commit id of 12' - <<<"$OUT"
+fixes_fixture '0123456789ab ("dax: nothing")'
+check_grep "a Fixes: tag naming an unknown commit is named" \
+	'Fixes: 0123456789ab is neither in the mirror nor in' - <<<"$OUT"
+check_eq "the stand-alone fix's Fixes: tag is known" "" \
+	"$("$SERIES_TOP/ci/checks/hygiene.sh" --work "$SERIES_WORK" --commit topic/dax-flags-fix \
+		--parent topic/dax-flags-fix^ --out "$T/fixout" >/dev/null 2>&1; cat "$T/fixout/hygiene.new")"
+
 # The table's v3 statements are v3's, and every sign-off of v3 is in it.
 if [ -d "$(seeds_dir)" ]; then
 	check_eq "cited-signoffs.tsv's v3 rows are the sign-offs of the v3 posting" \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job end to end: every point of series/v4 and the pristine
-# reference build, boot and test as expected; then deliberately broken
+# The main job end to end: every point of series/v4, the pristine
+# reference and the stand-alone fix for it build, boot and test as
+# expected; then deliberately broken
 # points (boot/fixtures) must be caught, named, and fail the run; and
 # 'git bisect run ci/bisect-boot.sh --bisect-run' must find the broken one.
 # Slow: builds and boots of every point (skipped by ci/test.sh --quick)
@@ -26,14 +27,16 @@ check_eq "the run is results/bisect-boot/latest" "$R" "$(linked_results bisect-b
 check_eq "the run passed: it is results/bisect-boot/passed" "$R" "$(passed_results bisect-boot || true)"
 PASSED=$R
 n=$(mgit rev-list --count base..series/v4)
-check_eq "the matrix has base, every patch and the reference" "base $(seq -s' ' 1 "$n") reference" \
-	"$(matrix_column "$R" point | paste -sd' ')"
-check_eq "every point's verdict is ok" "$(printf 'ok %.0s' $(seq 1 $((n + 2))) | sed 's/ $//')" \
+fixes=$(topics_on_import | paste -sd' ')
+check_eq "the matrix has base, every patch, the reference and its fixes" \
+	"base $(seq -s' ' 1 "$n") reference $fixes" "$(matrix_column "$R" point | paste -sd' ')"
+nfix=$(wc -w <<<"$fixes")
+check_eq "every point's verdict is ok" "$(printf 'ok %.0s' $(seq 1 $((n + 2 + nfix))) | sed 's/ $//')" \
 	"$(matrix_column "$R" verdict | paste -sd' ')"
 check_grep "the accelerator is named" '^(kvm|tcg)$' "$R/accelerator"
 check_eq "progress.tsv: every build, boot and the total have their seconds in a column of their own" "" \
 	"$(awk -F'\t' '$2 ~ /^(build|boot|total)$/ && $3 !~ /^[0-9]+(\.[0-9]+)?$/' "$R/progress.tsv")"
-check "progress.tsv has a row per build" test "$(awk -F'\t' '$2 == "build"' "$R/progress.tsv" | wc -l)" -eq "$((n + 2))"
+check "progress.tsv has a row per build" test "$(awk -F'\t' '$2 == "build"' "$R/progress.tsv" | wc -l)" -eq "$((n + 2 + nfix))"
 for point in "$R"/points/*; do
 	check "$(basename "$point") kept its build log, console and TAP" \
 		test -s "$point/build.log" -a -s "$point/console.log" -a -s "$point/tap.log"
@@ -55,6 +58,13 @@ check_eq "where the tip and the reference differ, the tip is ok and the referenc
 check "no point fails a MAP_SYNC test, even as expected (no bisect hole)" \
 	test -z "$(matrix_column "$R" mapsync | grep -v -x -e ok -e - || true)"
 check_eq "the virtio-pmem tests are expected skips at base" - "$(matrix_cell "$R" base flush)"
+check_eq "the reference offers MAP_SYNC after a re-enable (expected: recycled flags)" xfail \
+	"$(matrix_cell "$R" reference recycle)"
+check_eq "the stand-alone fix refuses it" ok "$(matrix_cell "$R" dax-flags-fix recycle)"
+check "the fix's commit on the import was checked like the series' commits" \
+	test "$(awk -F'\t' -v c="$(mgit rev-parse topic/dax-flags-fix)" '$1 == c { print $2 }' \
+		"$R/checks/summary.tsv")" = ok
+check "the fix's posting was written with b4" test -s "$R/b4-fix-dax-flags-fix/dax-flags-fix.mbox"
 
 # Broken fixture 1: a flush that succeeds without asking the host.
 fix=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
@@ -69,7 +79,21 @@ check_eq "the failed run is results/bisect-boot/latest" "$R" "$(linked_results b
 check_eq "... and the passed one is still results/bisect-boot/passed" "$PASSED" "$(passed_results bisect-boot || true)"
 check_grep "the log names the host check that caught it" 'MISMATCH host_flushes_reach_host' "$T/noop.log"
 
-# Broken fixture 2: a driver that crashes at probe.
+# Broken fixture 2: patch 2's clearing of a new dax_device's flags taken
+# out, as the merged kernel has it: the generated re-enable orders catch it.
+fix=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
+	--patch "$SERIES_TOP/boot/fixtures/recycled-flags.patch" --ref refs/fixtures/recycled-flags)
+rc=0
+"${BB[@]}" --point refs/fixtures/recycled-flags >"$T/recycled.log" 2>&1 || rc=$?
+R=$(tail -n 1 "$T/recycled.log")
+check_eq "a recycled DAXDEV_SYNC fails the run" 1 "$rc"
+check_eq "its recycle cell is FAIL" FAIL "$(matrix_cell "$R" "${fix:0:7}" recycle)"
+check_eq "... and nothing else is" "" \
+	"$(awk -F'\t' 'NR == 1 { for (i = 7; i < NF; i++) h[i] = $i; next }
+		{ for (i = 7; i < NF; i++) if ($i == "FAIL" && h[i] != "recycle") print h[i] }' "$R/matrix.tsv")"
+check_grep "the log names the seed to replay" 'vpmem_seed=[0-9]' "$R"/points/*/tap.log
+
+# Broken fixture 3: a driver that crashes at probe.
 "$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
 	--patch "$SERIES_TOP/boot/fixtures/probe-bug.patch" --ref refs/fixtures/probe-bug >/dev/null
 rc=0

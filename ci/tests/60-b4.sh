@@ -125,6 +125,34 @@ check_eq "the pull brings exactly the ext4 topic and its parents" \
 check "the ext4 topic holds the ext4 patch" \
 	grep -q '^ext4: ' <<<"$(git -C "$T/maintainer.git" log --format=%s base..FETCH_HEAD 2>/dev/null)"
 
+# The stand-alone fix for the pristine import, posted on its own: one
+# [PATCH] mail whose notes hold the reference's and the fix's rows, with
+# To/Cc from the import's MAINTAINERS and its Cc: stable; it applies to
+# the import with git am and gives the fix's topic.
+fix=$(topics_on_import | head -n 1)
+rc=0
+"${PREP[@]}" --fix "$fix" --out "$T/fix" >"$T/fix.log" 2>&1 || rc=$?
+check_eq "b4/prep.sh --fix $fix writes its posting" 0 "$rc"
+[ "$rc" -eq 0 ] || tail -n 20 "$T/fix.log"
+check_eq "the fix is one mail" 1 "$(ls "$T/fix/mails"/*.eml 2>/dev/null | wc -l)"
+fixmail=$(ls "$T/fix/mails"/*.eml | head -n 1)
+check "it is a [PATCH] of its own, not v4" grep -q "^Subject: \[PATCH\] $(mgit log -1 --format=%s "topic/$fix")" "$fixmail"
+check_grep "it names the commit it fixes" '^Fixes: [0-9a-f]{12} \(".*"\)$' "$fixmail"
+check_grep "stable is Cc'd" '^Cc:.*stable@vger\.kernel\.org|^ +.*stable@vger\.kernel\.org' "$fixmail"
+check_grep "the DAX maintainers' list is addressed" '^(To|Cc|  ).*nvdimm@lists\.linux\.dev' "$fixmail"
+check_grep "its notes show where it differs from the reference" 'they differ in: recycle\.' "$fixmail"
+check "its notes are under ---" awk '/^---$/ { cut = 1 } cut && /they differ in/ { found = 1 } END { exit !found }' "$fixmail"
+rm -rf "$T/fixam"
+mgit worktree add -q --detach "$T/fixam" "$(newest_import_tag)" >/dev/null 2>&1
+(cd "$T/fixam" && git am -q "$T/fix/$fix.mbox") >"$T/fixam.log" 2>&1 &&
+	pass "the fix's mbox applies to the import with git am" ||
+	fail "the fix's mbox applies to the import with git am" "$(tail -n 3 "$T/fixam.log")"
+check_eq "... and gives the tree of topic/$fix" "$(mgit rev-parse "topic/$fix^{tree}")" \
+	"$(git -C "$T/fixam" rev-parse 'HEAD^{tree}' 2>/dev/null)"
+mgit worktree remove --force "$T/fixam" >/dev/null 2>&1 || true
+check_fails "--fix with a topic not on the import is refused" "has no topic 'virtio-pmem' on import" \
+	"${PREP[@]}" --fix virtio-pmem
+
 # Bad input: a clear message, and nothing written.
 b4_outputs() {
 	find "$(results_root)/b4" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l
