@@ -641,6 +641,28 @@ static void dm_name(const struct toggled_ns *n, struct dm_ioctl *io)
 	snprintf(io->name, sizeof(io->name), "vpmem-linear-%s", n->label);
 }
 
+/*
+ * DM_DEV_REMOVE of n's dm device; a few tries while something that saw the
+ * new disk (blkid, a udev rule) still holds it open: 0 or -1.
+ */
+static int dm_remove_named(struct toggled_ns *n)
+{
+	struct dm_ioctl io;
+	int tries;
+
+	for (tries = 0; tries < 20; tries++) {
+		memset(&io, 0, sizeof(io));
+		io.data_size = sizeof(io);
+		dm_name(n, &io);
+		if (!dm_ioctl_run(DM_DEV_REMOVE, &io))
+			return 0;
+		if (errno != EBUSY)
+			return -1;
+		usleep(100 * 1000);
+	}
+	return -1;
+}
+
 /* A dm-linear device over all of n's disk; NULL or what failed. */
 static const char *dm_linear_create(struct toggled_ns *n)
 {
@@ -668,31 +690,30 @@ static const char *dm_linear_create(struct toggled_ns *n)
 	t.spec.length = n->dev.bytes / 512;
 	strcpy(t.spec.target_type, "linear");
 	snprintf(t.params, sizeof(t.params), "%u:%u 0", major(st.st_rdev), minor(st.st_rdev));
-	if (dm_ioctl_run(DM_TABLE_LOAD, &t.io))
+	if (dm_ioctl_run(DM_TABLE_LOAD, &t.io)) {
+		dm_remove_named(n);
 		return "DM_TABLE_LOAD of a linear table failed";
+	}
 	memset(&t.io, 0, sizeof(t.io));
 	t.io.data_size = sizeof(t.io);
 	dm_name(n, &t.io);
-	if (dm_ioctl_run(DM_DEV_SUSPEND, &t.io))	/* no suspend flag: resume */
+	if (dm_ioctl_run(DM_DEV_SUSPEND, &t.io)) {	/* no suspend flag: resume */
+		dm_remove_named(n);
 		return "resuming the dm device failed";
+	}
 	snprintf(n->dm.name, sizeof(n->dm.name), "dm-%u", minor);
 	snprintf(n->dm.path, sizeof(n->dm.path), "/dev/dm-%u", minor);
 	n->dm.bytes = n->dev.bytes;
+	n->dm_on = 1;	/* removed by ns_enable_all even when its disk is missing */
 	if (wait_for_disk(n->dm.name, 1) || access(n->dm.path, F_OK))
 		return "the dm device has no disk";
-	n->dm_on = 1;
 	return NULL;
 }
 
 /* Remove n's dm-linear device, then wait for its dax_device to be freed. */
 static const char *dm_linear_remove(struct toggled_ns *n)
 {
-	struct dm_ioctl io;
-
-	memset(&io, 0, sizeof(io));
-	io.data_size = sizeof(io);
-	dm_name(n, &io);
-	if (dm_ioctl_run(DM_DEV_REMOVE, &io))
+	if (dm_remove_named(n))
 		return "DM_DEV_REMOVE failed";
 	if (wait_for_disk(n->dm.name, 0))
 		return "the dm device's disk stayed";

@@ -28,6 +28,19 @@ check "the driver uses the virtio spec's pmem device ID 27" \
 	bash -c "git -C '$(mirror_dir)' show series/v4:include/uapi/linux/virtio_ids.h | grep -Eq 'VIRTIO_ID_PMEM[[:space:]]+27'"
 merged=$(mgit merge-tree --write-tree topic/papr-scm-flush topic/virtio-pmem)
 check_eq "merging the leaf topics gives the tree of series/v4" "$(mgit rev-parse 'series/v4^{tree}')" "$merged"
+# A topic on "import" is a stand-alone fix for the pristine kernel: one
+# commit on the import tag, outside series/v4.
+for fix in $(topics_on_import); do
+	check_eq "topic/$fix is its patches on the import" "$(mgit rev-parse "$tag^{commit}")" \
+		"$(mgit rev-parse "topic/$fix~$(grep -E "^$fix[[:space:]]" "$SERIES_TOP/topic-branches.txt" | wc -w | awk '{ print $1 - 2 }')")"
+	check "topic/$fix is not part of series/v4" bash -c "! git -C '$(mirror_dir)' merge-base --is-ancestor 'topic/$fix' series/v4"
+	check_eq "no patch of series/v4 has topic/$fix's subject" "" \
+		"$(mgit log --format=%s base..series/v4 | grep -xF "$(mgit log -1 --format=%s "topic/$fix")" || true)"
+done
+check "a topic list has a stand-alone fix" test -n "$(topics_on_import)"
+grep -v '^#' "$SERIES_TOP/topic-branches.txt" | awk 'NF && $2 == "import"' >"$T/only-fixes.txt"
+check_fails "a topic list with fixes only would make series/v4 empty, and is refused" \
+	"no topic builds on base" "$SERIES_TOP/ci/replay.sh" --work "$SERIES_WORK" --topics "$T/only-fixes.txt"
 check "series/v4 messages keep the changelog under ---" \
 	bash -c "git -C '$(mirror_dir)' log -1 --format=%B series/v4 | grep -q '^Changes since v3:'"
 check "topic messages are as git am leaves them (no changelog)" \

@@ -81,13 +81,13 @@ check_grep "the log names the host check that caught it" 'MISMATCH host_flushes_
 
 # Broken fixture 2: patch 2's clearing of a new dax_device's flags taken
 # out, as the merged kernel has it: the generated re-enable orders catch it.
-fix=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
+recycled=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
 	--patch "$SERIES_TOP/boot/fixtures/recycled-flags.patch" --ref refs/fixtures/recycled-flags)
 rc=0
 "${BB[@]}" --point refs/fixtures/recycled-flags >"$T/recycled.log" 2>&1 || rc=$?
 R=$(tail -n 1 "$T/recycled.log")
 check_eq "a recycled DAXDEV_SYNC fails the run" 1 "$rc"
-check_eq "its recycle cell is FAIL" FAIL "$(matrix_cell "$R" "${fix:0:7}" recycle)"
+check_eq "its recycle cell is FAIL" FAIL "$(matrix_cell "$R" "${recycled:0:7}" recycle)"
 check_eq "... and nothing else is" "" \
 	"$(awk -F'\t' 'NR == 1 { for (i = 7; i < NF; i++) h[i] = $i; next }
 		{ for (i = 7; i < NF; i++) if ($i == "FAIL" && h[i] != "recycle") print h[i] }' "$R/matrix.tsv")"
