@@ -31,8 +31,9 @@ check_eq "merging the leaf topics gives the tree of series/v4" "$(mgit rev-parse
 # A topic on "import" is a stand-alone fix for the pristine kernel: one
 # commit on the import tag, outside series/v4.
 for fix in $(topics_on_import); do
-	check_eq "topic/$fix is its patches on the import" "$(mgit rev-parse "$tag^{commit}")" \
-		"$(mgit rev-parse "topic/$fix~$(grep -E "^$fix[[:space:]]" "$SERIES_TOP/topic-branches.txt" | wc -w | awk '{ print $1 - 2 }')")"
+	npatches=$(awk -v t="$fix" '$1 == t { print NF - 2 }' "$SERIES_TOP/topic-branches.txt")
+	check_eq "topic/$fix is its $npatches patch(es) on the import" "$(mgit rev-parse "$tag^{commit}")" \
+		"$(mgit rev-parse "topic/$fix~$npatches")"
 	check "topic/$fix is not part of series/v4" bash -c "! git -C '$(mirror_dir)' merge-base --is-ancestor 'topic/$fix' series/v4"
 	check_eq "no patch of series/v4 has topic/$fix's subject" "" \
 		"$(mgit log --format=%s base..series/v4 | grep -xF "$(mgit log -1 --format=%s "topic/$fix")" || true)"
