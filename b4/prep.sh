@@ -174,6 +174,18 @@ results_qemu_version() {
 	printf '%s\n' "$used"
 }
 
+# matrix_table DIR WIDTH [ROW...]: DIR/matrix.tsv for a mail, indented,
+# without the commit and subject columns, the point named in WIDTH
+# columns: the header and every row, or the rows named
+matrix_table() {
+	local dir=$1 width=$2
+	shift 2
+	awk -F'\t' -v w="$width" -v rows="$*" '
+		BEGIN { n = split(rows, r, " "); for (i = 1; i <= n; i++) want[r[i]] = 1 }
+		NR == 1 || !n || ($1 in want) { printf "  %s", sprintf("%-" w "s", $1)
+			for (i = 4; i <= NF; i++) printf " %-7s", $i; print "" }' "$dir/matrix.tsv"
+}
+
 # The "how it was tested" section, from a bisect-boot results directory.
 tested_with_text() {
 	local dir=$1 accel qemu when
@@ -206,8 +218,7 @@ the host). Each commit also passed W=1 builds (built-in and modular,
 papr_scm cross-built for ppc64le), sparse, coccinelle and checkpatch
 --strict with no new finding. Run $when:
 
-$(awk -F'\t' 'NR == 1 { $2 = ""; $3 = "" } { $2 = ""; printf "  %-9s", $1
-	for (i = 4; i <= NF; i++) printf " %-7s", $i; print "" }' "$dir/matrix.tsv")
+$(matrix_table "$dir" 9)
 
 (xfail: fails as expected: the reference puts a virtio-pmem namespace in
 sector mode, whose BTT then flushes in atomic context; its flush after a
@@ -242,8 +253,7 @@ virtio-pmem-pci devices and an e820 pmem region). Of the groups both
 ran, they differ in: ${differ:-nothing}. Run $(basename "$dir"):
 EOF
 	echo
-	awk -F'\t' -v fix="$FIX" 'NR == 1 || $1 == "reference" || $1 == fix { printf "  %-13s", $1
-		for (i = 4; i <= NF; i++) printf " %-7s", $i; print "" }' "$dir/matrix.tsv" | sed 's/ *$//'
+	matrix_table "$dir" 13 reference "$FIX" | sed 's/ *$//'
 	echo
 	fmt -w 72 <<EOF
 (xfail: fails as expected: the reference's other expected failures are

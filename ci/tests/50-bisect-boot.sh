@@ -66,39 +66,42 @@ check "the fix's commit on the import was checked like the series' commits" \
 		"$R/checks/summary.tsv")" = ok
 check "the fix's posting was written with b4" test -s "$R/b4-fix-dax-flags-fix/dax-flags-fix.mbox"
 
+# run_fixture NAME [OPTION...]: boot/fixtures/NAME.patch on series/v4 as
+# refs/fixtures/NAME, then the main job on that point alone (OPTIONs
+# added); the fixture's commit in FIXTURE, the job's status in rc, its
+# results directory in R, its log in T/NAME.log
+run_fixture() {
+	local name=$1
+	shift
+	FIXTURE=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
+		--patch "$SERIES_TOP/boot/fixtures/$name.patch" --ref "refs/fixtures/$name")
+	rc=0
+	"${BB[@]}" --point "refs/fixtures/$name" "$@" >"$T/$name.log" 2>&1 || rc=$?
+	R=$(tail -n 1 "$T/$name.log")
+}
+
 # Broken fixture 1: a flush that succeeds without asking the host.
-fix=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
-	--patch "$SERIES_TOP/boot/fixtures/flush-noop.patch" --ref refs/fixtures/flush-noop)
-rc=0
-"${BB[@]}" --point refs/fixtures/flush-noop >"$T/noop.log" 2>&1 || rc=$?
-R=$(tail -n 1 "$T/noop.log")
+run_fixture flush-noop
+fix=$FIXTURE
 check_eq "a flush that never reaches the host fails the run" 1 "$rc"
 check_eq "the matrix names the broken point" "$(mgit rev-parse --short "$fix")" "$(matrix_cell "$R" "${fix:0:7}" commit)"
 check_eq "its flush cell is FAIL" FAIL "$(matrix_cell "$R" "${fix:0:7}" flush)"
 check_eq "the failed run is results/bisect-boot/latest" "$R" "$(linked_results bisect-boot latest || true)"
 check_eq "... and the passed one is still results/bisect-boot/passed" "$PASSED" "$(passed_results bisect-boot || true)"
-check_grep "the log names the host check that caught it" 'MISMATCH host_flushes_reach_host' "$T/noop.log"
+check_grep "the log names the host check that caught it" 'MISMATCH host_flushes_reach_host' "$T/flush-noop.log"
 
 # Broken fixture 2: patch 2's clearing of a new dax_device's flags taken
 # out, as the merged kernel has it: the generated re-enable orders catch it.
-recycled=$("$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
-	--patch "$SERIES_TOP/boot/fixtures/recycled-flags.patch" --ref refs/fixtures/recycled-flags)
-rc=0
-"${BB[@]}" --point refs/fixtures/recycled-flags >"$T/recycled.log" 2>&1 || rc=$?
-R=$(tail -n 1 "$T/recycled.log")
+run_fixture recycled-flags
 check_eq "a recycled DAXDEV_SYNC fails the run" 1 "$rc"
-check_eq "its recycle cell is FAIL" FAIL "$(matrix_cell "$R" "${recycled:0:7}" recycle)"
+check_eq "its recycle cell is FAIL" FAIL "$(matrix_cell "$R" "${FIXTURE:0:7}" recycle)"
 check_eq "... and nothing else is" "" \
 	"$(awk -F'\t' 'NR == 1 { for (i = 7; i < NF; i++) h[i] = $i; next }
 		{ for (i = 7; i < NF; i++) if ($i == "FAIL" && h[i] != "recycle") print h[i] }' "$R/matrix.tsv")"
 check_grep "the log names the seed to replay" 'vpmem_seed=[0-9]' "$R"/points/*/tap.log
 
 # Broken fixture 3: a driver that crashes at probe.
-"$SERIES_TOP/ci/commit-patch.sh" --work "$SERIES_WORK" --onto series/v4 \
-	--patch "$SERIES_TOP/boot/fixtures/probe-bug.patch" --ref refs/fixtures/probe-bug >/dev/null
-rc=0
-"${BB[@]}" --point refs/fixtures/probe-bug --timeout 240 >"$T/bug.log" 2>&1 || rc=$?
-R=$(tail -n 1 "$T/bug.log")
+run_fixture probe-bug --timeout 240
 check_eq "a kernel that crashes at probe fails the run" 1 "$rc"
 check_eq "its boot cell says panic" panic "$(matrix_column "$R" boot)"
 check "the console's last lines are in the report" grep -q 'fixture\|BUG\|invalid opcode' "$R"/points/*/boot.status
