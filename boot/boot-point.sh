@@ -28,7 +28,7 @@ set -euo pipefail
 KERNEL='' OUT='' INITRD='' PROFILE=fast ACCEL=auto TIMEOUT=300 CACHE=yes KEEP_IMAGES=no BOOT_OK=yes
 declare -a CMDLINE_ARGS=()
 # what a passed boot keeps in the cache
-CACHED_FILES=(boot.status boot.seconds accel qemu-version profile token console.log tap.log trace.log qemu.log host.tap)
+CACHED_FILES=(boot.status boot.seconds accel qemu-version profile token console.log tap.log trace.log qemu.log host.tap wakeups.log)
 
 # own_option ARG...: this script's own options (see parse_options, common.sh)
 # shellcheck disable=SC2034 # parse_options reads OPT_TAKES

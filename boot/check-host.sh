@@ -34,6 +34,12 @@
 #   host_stray_notify_once    the NEEDS_RESET injection ran: one stray
 #                             notification, one "missing request data" in
 #                             qemu.log, one request never answered
+#   host_flushes_after_resume the suspend test ran: boot/wake-guest.py woke
+#                             the guest (DIR/wakeups.log), and after the
+#                             last wake-up the trace has flush requests,
+#                             each answered, and at least one per
+#                             RESUME_FSYNCS_PER_REQUEST of the guest's
+#                             "# vpmem-resume-fsyncs: N"
 # and, for the clients profile (boot/clients/run-clients.sh):
 #   host_client_flushes_answered  every request of the boot answered after
 #                             a host fsync, and every fsync run of fio and
@@ -53,6 +59,9 @@ DIR=
 PATTERN_LEN=1048576
 BLK_OFFSET_MIB=508
 SOAK_MIN=131072
+# 64 writers share a flush at most: fewer requests means fsyncs answered
+# without asking the host
+RESUME_FSYNCS_PER_REQUEST=64
 N=0 FAILED=0
 REQUESTS=0 RESPONSES=0 STRAYS=0 MISSING=0
 
@@ -181,6 +190,34 @@ check_stray() {
 	fi
 }
 
+# flushes_after BYTES PATTERN: trace lines matching PATTERN past byte BYTES
+flushes_after() {
+	tail -c "+$(($1 + 1))" "$DIR/trace.log" 2>/dev/null | grep -c -- "$2" || true
+}
+
+check_resume() {
+	local woken bytes req resp fsyncs
+	if ! guest_ran suspend_resume_under_storm; then
+		tap skip host_flushes_after_resume "the guest's suspend test did not run"
+		return
+	fi
+	woken=$(count_lines '^woken ' "$DIR/wakeups.log")
+	if [ "$woken" -eq 0 ]; then
+		tap fail host_flushes_after_resume "the host never woke the guest (empty $DIR/wakeups.log)"
+		return
+	fi
+	bytes=$(awk '/^woken / { b = $4 } END { print b + 0 }' "$DIR/wakeups.log")
+	req=$(flushes_after "$bytes" virtio_pmem_flush_request)
+	resp=$(flushes_after "$bytes" virtio_pmem_response)
+	fsyncs=$(guest_sum vpmem-resume-fsyncs)
+	if [ "$req" -gt 0 ] && [ "$req" -eq "$resp" ] &&
+		[ "$((req * RESUME_FSYNCS_PER_REQUEST))" -ge "$fsyncs" ]; then
+		tap ok host_flushes_after_resume
+	else
+		tap fail host_flushes_after_resume "after the wake-up ($woken in all): $req flush requests, $resp responses, the guest's fsyncs after resume: $fsyncs"
+	fi
+}
+
 check_fsync_error() {
 	local failed
 	if [ "$(guest_result host_flush_error_reaches_guest)" != ok ]; then
@@ -293,7 +330,7 @@ main() {
 	need_cmds debugfs cmp dd
 	{
 		echo "TAP version 13"
-		echo "1..11"
+		echo "1..12"
 		count_figures
 		check_flushes
 		check_fsync_error
@@ -302,6 +339,7 @@ main() {
 		check_outstanding
 		check_soak
 		check_stray
+		check_resume
 		check_client_flushes
 		check_client_fsyncs
 		check_pmdk_data

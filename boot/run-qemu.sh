@@ -11,7 +11,9 @@
 #     QEMU only);
 #   - a legacy e820 pmem region, memmap=512M!1G, the synchronous control.
 # Writes DIR/console.log (ttyS0), DIR/tap.log (ttyS1), DIR/trace.log (QEMU
-# virtio_pmem* trace events), DIR/qemu.log, DIR/accel and DIR/boot.status:
+# virtio_pmem* trace events), DIR/qemu.log, DIR/wakeups.log (a line each
+# time boot/wake-guest.py woke the guest from suspend to RAM through
+# QEMU's monitor), DIR/accel and DIR/boot.status:
 # one word (ok, panic, timeout, no-init, early-exit, qemu-error), then the
 # console's last lines when it is not ok. Exits 0 only for ok. A console
 # or TAP log over 1 MiB (a guest flooding its console) keeps its last MiB.
@@ -43,7 +45,7 @@ set -euo pipefail
 
 KERNEL='' INITRD='' OUT='' TIMEOUT=300 ACCEL=auto PROFILE=fast
 declare -a EXTRA_ARGS=() CMDLINE_ARGS=()
-MAIN_IMG="" TMPFS_DIR="" TRACE_LOG=""
+MAIN_IMG="" TMPFS_DIR="" TRACE_LOG="" MONITOR_DIR="" WAKER_PID=""
 LOG_CAP=1048576
 DEBUG_EXIT_OK=33
 MAIN_SIZE=512M
@@ -110,7 +112,8 @@ fault_shim() {
 qemu_args() {
 	local accel=$1 token=$2
 	printf '%s\n' -accel "$accel" -machine pc -smp 2 \
-		-m 2G,slots=4,maxmem=8G -no-reboot -display none -monitor none \
+		-m 2G,slots=4,maxmem=8G -no-reboot -display none \
+		-monitor "unix:$MONITOR_DIR/hmp.sock,server=on,wait=off" \
 		-kernel "$KERNEL" -initrd "$INITRD" \
 		-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 memmap=512M!1G vpmem_token=$token${CMDLINE_ARGS[*]:+ ${CMDLINE_ARGS[*]}}" \
 		-serial "file:$OUT/console.log" -serial "file:$OUT/tap.log" \
@@ -138,6 +141,22 @@ clients_args() {
 		-device virtio-pmem-pci,memdev=vpmem-dax,id=vpmem2 \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$OUT/guest,mount_tag=results,security_model=none"
+}
+
+# The guest's suspend test sleeps until the host wakes it. The socket is
+# in a short temporary path: a unix socket's path is at most 107 bytes.
+start_waker() {
+	make_temp_dir MONITOR_DIR /tmp vpmem-monitor
+	rm -f "$OUT/wakeups.log"
+	: >"$OUT/wakeups.log"
+	python3 "$SERIES_TOP/boot/wake-guest.py" "$MONITOR_DIR/hmp.sock" "$OUT/wakeups.log" \
+		"$TRACE_LOG" >"$OUT/waker.log" 2>&1 &
+	WAKER_PID=$!
+}
+
+stop_waker() {
+	kill "$WAKER_PID" 2>/dev/null || true
+	wait "$WAKER_PID" 2>/dev/null || true
 }
 
 # Keep the last LOG_CAP bytes of a log a flooding guest blew up.
@@ -174,7 +193,7 @@ boot_status() {
 
 main() {
 	parse_args "$@"
-	need_cmds "$QEMU_BIN" timeout gcc
+	need_cmds "$QEMU_BIN" timeout gcc python3
 	mkdir -p "$OUT"
 	rm -f "$OUT"/{console,tap,trace,qemu}.log
 	rm -f "$OUT"/{main,faulty,dax}.img 2>/dev/null || true
@@ -190,12 +209,14 @@ main() {
 	token=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 	printf '%s\n' "$token" >"$OUT/token"
 	shim=$(fault_shim)
+	start_waker
 	mapfile -t args < <(qemu_args "$accel" "$token")
 	start=$(now_s)
 	LD_PRELOAD=$shim VPMEM_FAIL_FSYNC=$(realpath "$OUT/faulty.img") VPMEM_FAIL_FSYNC_TIMES=1 \
 		timeout --kill-after=10 "$TIMEOUT" "$QEMU_BIN" "${args[@]}" \
 		</dev/null >"$OUT/qemu.log" 2>&1 || rc=$?
 	elapsed_since "$start" >"$OUT/boot.seconds"
+	stop_waker
 	[ "$TRACE_LOG" = "$OUT/trace.log" ] || mv "$TRACE_LOG" "$OUT/trace.log" 2>/dev/null || true
 	cap_log "$OUT/console.log"
 	cap_log "$OUT/tap.log"

@@ -12,18 +12,27 @@
  * Usage: pmdk-probe FILE TOKEN
  * Prints "is_pmem=N", "granularity=byte|cache-line|page" and
  * "persisted=TOKEN", a line each; exits 1 with the library's message when
- * a step fails. Dynamically linked on purpose: it runs in the guest from
+ * a step fails.
+ *
+ * Usage: pmdk-probe --map-sync DEVICE
+ * Maps the first 2 MiB of a device-dax character device shared with
+ * MAP_SYNC, as an application would that flushes cache lines only, and
+ * prints "map_sync=accepted" or "map_sync=refused" (EOPNOTSUPP); exits 1
+ * for any other error. Dynamically linked on purpose: it runs in the guest from
  * the host's root (boot/clients/run-clients.sh), with Debian's libpmem and
  * libpmem2, not with a copy of them.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <libpmem.h>
 #include <libpmem2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define PROBE_BYTES (4UL << 20)
+#define DEVDAX_BYTES (2UL << 20)	/* device-dax's default alignment */
 
 static const char *granularity_name(enum pmem2_granularity g)
 {
@@ -93,10 +102,36 @@ out:
 	return ret;
 }
 
+static int probe_map_sync(const char *device)
+{
+	int fd = open(device, O_RDWR);
+	void *p;
+
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s\n", device, strerror(errno));
+		return 1;
+	}
+	p = mmap(NULL, DEVDAX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+	close(fd);
+	if (p != MAP_FAILED) {
+		munmap(p, DEVDAX_BYTES);
+		printf("map_sync=accepted\n");
+		return 0;
+	}
+	if (errno == EOPNOTSUPP) {
+		printf("map_sync=refused\n");
+		return 0;
+	}
+	fprintf(stderr, "mmap of %s with MAP_SYNC: %s\n", device, strerror(errno));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--map-sync"))
+		return probe_map_sync(argv[2]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s FILE TOKEN\n", argv[0]);
+		fprintf(stderr, "usage: %s FILE TOKEN | --map-sync DEVICE\n", argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

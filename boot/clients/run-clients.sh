@@ -213,17 +213,23 @@ memory_blocks() {
 	find "/sys/devices/system/node/node$1" -maxdepth 1 -name 'memory[0-9]*' | wc -l
 }
 
-# The dax device's namespace as devdax, then its memory onlined as system
-# RAM (kmem): every memory block online, on the region's target node.
+# The dax device's namespace as devdax: its character device refuses
+# MAP_SYNC (no cpu cache flush reaches the host); then its memory onlined
+# as system RAM (kmem): every memory block online, on the region's target
+# node.
 check_devdax() {
-	local chardev node before list why=""
+	local chardev node before list why="" sync
 	if ! ndctl create-namespace -f -e "${DEV[dax_ns]}" -m devdax >"$OUT/ndctl-devdax.json" 2>"$OUT/ndctl-devdax.err"; then
 		tap fail devdax_namespace_virtio "ndctl create-namespace -m devdax: $(tail -n 2 "$OUT/ndctl-devdax.err" | tr '\n' ' ')"
+		tap skip devdax_map_sync_refused_virtio "no devdax namespace"
 		tap skip daxctl_system_ram_virtio "no devdax namespace"
 		return
 	fi
 	tap ok devdax_namespace_virtio
 	chardev=$(grep -o '"chardev":"dax[0-9.]*"' "$OUT/ndctl-devdax.json" | cut -d'"' -f4)
+	sync=$(/run/clients/pmdk-probe --map-sync "/dev/$chardev" 2>&1)
+	if [ "$sync" = map_sync=refused ]; then tap ok devdax_map_sync_refused_virtio; else
+		tap fail devdax_map_sync_refused_virtio "MAP_SYNC on /dev/$chardev, a devdax namespace on virtio-pmem: ${sync:-no answer}"; fi
 	ndctl list -B -R -N -v >"$OUT/ndctl-list-devdax.json" 2>"$OUT/ndctl-list-devdax.err"
 	node=$(cat "/sys/bus/nd/devices/${DEV[dax_region]}/target_node" 2>/dev/null || echo none)
 	before=$(memory_blocks "$node" 2>/dev/null || echo 0)

@@ -72,7 +72,7 @@ boot_cache_dir() {
 	key=$( (sha256sum "$kernel" "$initrd" | cut -d' ' -f1
 		printf '%s\n' "$@"
 		[ "$1" != clients ] || client_versions
-		cat "$SERIES_TOP"/boot/{lib/boot.sh,boot-point.sh,run-qemu.sh,check-host.sh,fsync-fault.c,clients/fio-figures.py}) |
+		cat "$SERIES_TOP"/boot/{lib/boot.sh,boot-point.sh,run-qemu.sh,check-host.sh,fsync-fault.c,wake-guest.py,clients/fio-figures.py}) |
 		sha256sum | cut -c1-16)
 	printf '%s/cache/boots/%s\n' "$SERIES_WORK" "$key"
 }

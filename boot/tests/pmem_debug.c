@@ -10,6 +10,10 @@
  *   needs_reset_injected   a stray notification sets NEEDS_RESET: flushes
  *                          fail with EIO in bounded time, unbind + bind
  *                          brings back a working device
+ *   suspend_resume_under_storm  suspend to RAM (S3) with 64 writers
+ *                          fsyncing; the host wakes the guest
+ *                          (boot/wake-guest.py); every writer goes on
+ *                          flushing and stops in bounded time
  *   debug_kernel_log_clean no report anywhere else in the kernel log
  * Each test judges (and claims) the kernel log of its own run: lockdep,
  * might_sleep, slub poison and redzone reports, warnings.
@@ -18,6 +22,7 @@
  *   "# vpmem-soak-flushes: N"    flushes the soak completed
  *   "# vpmem-stray-notifies: N"  stray notifications written: each makes
  *                                QEMU trace a request it never answers
+ *   "# vpmem-resume-fsyncs: N"   fsyncs begun and completed after resume
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +40,8 @@
 #define RESET_WARMUP_US (300 * 1000)
 #define EIO_WITHIN_S 10
 #define FLUSHER_MAX_S 60
+#define RESUMED_RUN_S 2
+#define WRITERS_STOP_S 15
 #define PCI_CAP_ID_VNDR 0x09
 #define VIRTIO_PCI_CAP_NOTIFY_CFG 2
 
@@ -363,6 +370,147 @@ TEST_F_TIMEOUT(pmem, needs_reset_injected, 180)
 					 strerror(err_rebound));
 	ASSERT_EQ(0, bad) TH_LOG("the kernel complained around NEEDS_RESET");
 	ASSERT_EQ(1, lockdep_live()) TH_LOG("lockdep turned itself off");
+}
+
+/* One writer of the suspend test, in shared memory: it is a process. */
+struct sleep_writer {
+	long fsyncs;
+	long failures;
+	long resumed_fsyncs;	/* begun after resume, and good */
+	int done;
+};
+
+struct sleep_storm {
+	int stop;
+	int resumed;
+	struct sleep_writer w[STORM_WRITERS];
+};
+
+static void sleep_writer_run(const char *path, off_t off, struct sleep_storm *s,
+			     struct sleep_writer *w)
+{
+	char block[BLOCK_BYTES];
+	int fd = open(path, O_RDWR), resumed;
+
+	while (fd >= 0 && !__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		resumed = __atomic_load_n(&s->resumed, __ATOMIC_ACQUIRE);
+		memset(block, (int)(w->fsyncs & 0xff), sizeof(block));
+		if (pwrite(fd, block, sizeof(block), off) != sizeof(block) || fsync(fd)) {
+			__atomic_fetch_add(&w->failures, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		__atomic_fetch_add(&w->fsyncs, 1, __ATOMIC_RELAXED);
+		if (resumed)
+			__atomic_fetch_add(&w->resumed_fsyncs, 1, __ATOMIC_RELAXED);
+	}
+	if (fd < 0)
+		w->failures++;
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	_exit(0);
+}
+
+/* Writers that did not stop, that failed a write or fsync, or never flushed after resume */
+static void sleep_storm_tally(const struct sleep_storm *s, int n, int *stuck, long *failures,
+			      int *idle, long *resumed)
+{
+	int i;
+
+	*stuck = *idle = 0;
+	*failures = *resumed = 0;
+	for (i = 0; i < n; i++) {
+		*stuck += !__atomic_load_n(&s->w[i].done, __ATOMIC_ACQUIRE);
+		*failures += s->w[i].failures;
+		*idle += !s->w[i].resumed_fsyncs;
+		*resumed += s->w[i].resumed_fsyncs;
+	}
+}
+
+static int sleep_storm_all(const struct sleep_storm *s, int n, int done)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (done ? !__atomic_load_n(&s->w[i].done, __ATOMIC_ACQUIRE) :
+			   !__atomic_load_n(&s->w[i].fsyncs, __ATOMIC_RELAXED))
+			return 0;
+	return 1;
+}
+
+static void wait_for_writers(const struct sleep_storm *s, int n, int done, double secs)
+{
+	double end = now_s() + secs;
+
+	while (!sleep_storm_all(s, n, done) && now_s() < end)
+		usleep(10 * 1000);
+}
+
+/*
+ * Suspend to RAM with STORM_WRITERS processes each writing and fsyncing
+ * its own block of the main device in a loop. Without no_soft_reset
+ * (QEMU 7.2 offers none) the device is reset on the way down and again on
+ * the way up: a driver without freeze and restore kicks its next flush
+ * into a queue the device no longer knows and waits forever. The host
+ * wakes the guest (boot/wake-guest.py, system_wakeup on the monitor);
+ * every writer must flush again after resume and stop within
+ * WRITERS_STOP_S, no write or fsync may fail, the kernel log stays clean.
+ * Writers are processes, so that one stuck in the kernel cannot keep this
+ * test from ending; then the hung-task detector is turned off, this test
+ * having reported them. Runs late: a stuck device stays stuck.
+ */
+TEST_F_TIMEOUT(pmem, suspend_resume_under_storm, 180)
+{
+	int i, n, kfd, bad, stuck, idle, suspend_err = 0;
+	char states[64] = "";
+	struct sleep_storm *s;
+	long failures, resumed;
+	double t0, asleep;
+	pid_t pid;
+
+	NEED_MAIN();
+	ASSERT_EQ(0, read_small_file("/sys/power/state", states, sizeof(states)));
+	ASSERT_NE(NULL, strstr(states, "mem")) TH_LOG("/sys/power/state offers \"%s\"", states);
+	kfd = kmsg_watch();
+	/* a stuck writer is this test's finding, not a reason to panic */
+	write_small_file("/proc/sys/kernel/hung_task_panic", "0");
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, s);
+	fflush(stdout);
+	fflush(stderr);
+	for (n = 0; n < STORM_WRITERS; n++) {
+		pid = fork();
+		if (pid == 0)
+			sleep_writer_run(self->vmain.path, STORM_BASE + (off_t)n * BLOCK_BYTES, s,
+					 &s->w[n]);
+		if (pid < 0)
+			break;
+	}
+	wait_for_writers(s, n, 0, 10);
+	t0 = now_s();
+	if (write_small_file("/sys/power/state", "mem"))
+		suspend_err = errno;
+	asleep = now_s() - t0;
+	__atomic_store_n(&s->resumed, 1, __ATOMIC_RELEASE);
+	sleep(RESUMED_RUN_S);
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	wait_for_writers(s, n, 1, WRITERS_STOP_S);
+	sleep_storm_tally(s, n, &stuck, &failures, &idle, &resumed);
+	if (stuck)
+		write_small_file("/proc/sys/kernel/hung_task_timeout_secs", "0");
+	else
+		write_small_file("/proc/sys/kernel/hung_task_panic", "1");
+	for (i = 0; i < n; i++)
+		waitpid(-1, NULL, WNOHANG);
+	TH_LOG("%d writers; suspend and resume took %.1f s; %ld fsyncs after resume", n, asleep,
+	       resumed);
+	printf("# vpmem-resume-fsyncs: %ld\n", resumed);
+	bad = kmsg_judge(_metadata, kfd, 1);
+	ASSERT_EQ(STORM_WRITERS, n) TH_LOG("only %d writers started", n);
+	ASSERT_EQ(0, suspend_err) TH_LOG("echo mem > /sys/power/state: %s", strerror(suspend_err));
+	ASSERT_EQ(0, stuck) TH_LOG("%d writers still in a write or fsync %d s after resume", stuck,
+				   RESUMED_RUN_S + WRITERS_STOP_S);
+	ASSERT_EQ(0, failures) TH_LOG("%ld writes or fsyncs failed", failures);
+	ASSERT_EQ(0, idle) TH_LOG("%d writers completed no fsync after resume", idle);
+	ASSERT_EQ(0, bad) TH_LOG("the kernel complained around suspend and resume");
 }
 
 /* Run last: no report outside the tests' own runs (boot, late reports). */

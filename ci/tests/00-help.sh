@@ -6,7 +6,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/testlib.sh"
 
-for script in "$SERIES_TOP"/{base,ci,boot,b4,cocci}/*.sh "$SERIES_TOP"/boot/clients/*.py; do
+for script in "$SERIES_TOP"/{base,ci,boot,b4,cocci}/*.sh "$SERIES_TOP"/boot/*.py "$SERIES_TOP"/boot/clients/*.py; do
 	[ -f "$script" ] || continue
 	# a Python module the tools import is no entry point
 	case "$script" in *.py) [ -x "$script" ] || continue ;; esac
@@ -24,7 +24,7 @@ done
 names_in_readme() {
 	grep -qF -e "\`$1\`" -e "\`$(dirname "$1")/\`" "$SERIES_TOP/README.md"
 }
-for script in "$SERIES_TOP"/{base,ci,ci/lib,ci/checks,boot,boot/lib,b4,cocci}/*.sh "$SERIES_TOP"/boot/clients/*; do
+for script in "$SERIES_TOP"/{base,ci,ci/lib,ci/checks,boot,boot/lib,b4,cocci}/*.sh "$SERIES_TOP"/boot/*.py "$SERIES_TOP"/boot/clients/*; do
 	name=${script#"$SERIES_TOP"/}
 	check "README.md names $name" names_in_readme "$name"
 done

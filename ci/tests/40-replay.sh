@@ -21,7 +21,7 @@ check "the pristine import still has the merged driver" mgit cat-file -e "$tag:d
 check_eq "series/v4 is nine commits on base" 9 "$(mgit rev-list --count base..series/v4)"
 check_eq "series/v4 is linear" 0 "$(mgit rev-list --count --merges base..series/v4)"
 check_eq "one subsystem per patch, the driver last" \
-	"libnvdimm:|dax:|libnvdimm:|dm:|s390/dcssblk:|ext4:|xfs:|powerpc/papr_scm:|virtio-pmem:" \
+	"libnvdimm:|dax:|libnvdimm:|s390/dcssblk:|dm:|powerpc/papr_scm:|ext4:|xfs:|virtio-pmem:" \
 	"$(mgit log --reverse --format=%s base..series/v4 | cut -d' ' -f1 | paste -sd'|')"
 check "series/v4 adds drivers/nvdimm/virtio_pmem.c" mgit cat-file -e series/v4:drivers/nvdimm/virtio_pmem.c
 check "the driver uses the virtio spec's pmem device ID 27" \

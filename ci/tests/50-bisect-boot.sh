@@ -61,6 +61,11 @@ check_eq "the virtio-pmem tests are expected skips at base" - "$(matrix_cell "$R
 check_eq "the reference offers MAP_SYNC after a re-enable (expected: recycled flags)" xfail \
 	"$(matrix_cell "$R" reference recycle)"
 check_eq "the stand-alone fix refuses it" ok "$(matrix_cell "$R" dax-flags-fix recycle)"
+check_eq "the tip flushes again after suspend to RAM" ok "$(matrix_cell "$R" "$n" sleep)"
+check_eq "the reference does not (no freeze and restore: expected)" xfail "$(matrix_cell "$R" reference sleep)"
+check_grep "... its writers stuck in an fsync after resume (or, after a stuck NEEDS_RESET flush, no suspend)" \
+	'writers still in a write or fsync|echo mem > /sys/power/state: ' \
+	"$R"/points/*-reference/debug/tap.log
 check "the fix's commit on the import was checked like the series' commits" \
 	test "$(awk -F'\t' -v c="$(mgit rev-parse topic/dax-flags-fix)" '$1 == c { print $2 }' \
 		"$R/checks/summary.tsv")" = ok

@@ -66,10 +66,10 @@ want=$(grep -vxF "$(ident_email "$TOOL")" <<<"$want")
 check_eq "the cover's To/Cc are get_maintainer's addresses" "$want" "$got"
 check "in a draft the new driver has no maintainer to address (the sender stands there when posting for real)" \
 	bash -c "! grep -q 'series-tooling@localhost' '$O/maintainers.txt'"
-check_eq "Pankaj Gupta is Cc'd at his current address on the patches based on his v3 (1-3, 6, 7, 9)" \
-	"0001 0002 0003 0006 0007 0009" \
+check_eq "Pankaj Gupta is Cc'd at his current address on the patches based on his v3 (1-3, 7, 8, 9)" \
+	"0001 0002 0003 0007 0008 0009" \
 	"$(grep -lx 'Cc: Pankaj Gupta <pankaj.gupta.linux@gmail.com>' "$O"/mails/0*.eml | xargs -n1 basename | cut -c1-4 | xargs)"
-check_eq "his v3 address signs only the patches kept as his (6, 7)" "0006 0007" \
+check_eq "his v3 address signs only the patches kept as his (7, 8)" "0007 0008" \
 	"$(grep -l '^Signed-off-by: Pankaj Gupta <pagupta@redhat.com>' "$O"/mails/0*.eml | xargs -n1 basename | cut -c1-4 | xargs)"
 
 # Round trip: git am onto base reproduces series/v4's tree.
