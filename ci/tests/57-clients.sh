@@ -26,8 +26,14 @@ REF=$(find "$P/points" -maxdepth 1 -name '*-reference')/clients
 # --- the main job's clients boots
 for g in ndctl pmdk fio; do
 	check_eq "the tip's $g cell is ok" ok "$(matrix_cell "$P" 9 "$g")"
+done
+for g in pmdk fio; do
 	check_eq "the reference's $g cell is ok" ok "$(matrix_cell "$P" reference "$g")"
 done
+check_eq "the reference's ndctl cell is an expected failure" xfail "$(matrix_cell "$P" reference ndctl)"
+check_grep "... its devdax namespace on virtio-pmem accepts MAP_SYNC" \
+	'^not ok [0-9]* pmem.devdax_map_sync_refused_virtio$' "$REF/tap.log"
+check_grep "the tip's refuses it" '^ok [0-9]* pmem.devdax_map_sync_refused_virtio$' "$TIP/tap.log"
 check_eq "the base's fio cell is - (no clients boot there)" - "$(matrix_cell "$P" base fio)"
 check "ndctl listed the virtio-pmem bus on the tip" grep -q '"provider":"virtio-pmem"' "$TIP/guest/ndctl-list.json"
 check "fio's own JSON came from Debian's fio" grep -q "\"fio version\" : \"fio-$(fio --version | sed 's/^fio-//')\"" \
