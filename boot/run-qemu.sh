@@ -147,7 +147,6 @@ clients_args() {
 # in a short temporary path: a unix socket's path is at most 107 bytes.
 start_waker() {
 	make_temp_dir MONITOR_DIR /tmp vpmem-monitor
-	rm -f "$OUT/wakeups.log"
 	: >"$OUT/wakeups.log"
 	python3 "$SERIES_TOP/boot/wake-guest.py" "$MONITOR_DIR/hmp.sock" "$OUT/wakeups.log" \
 		"$TRACE_LOG" >"$OUT/waker.log" 2>&1 &
